@@ -1,0 +1,55 @@
+# The series' two commands are `make lab` and `make test`; everything else is a helper.
+# The virtual environment is rebuilt only when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+LAB_ARGS ?=
+
+.PHONY: setup lab test test-lib test-notebooks execute figures bench article clean help
+
+help:
+	@echo "make lab            open JupyterLab on notebooks/ (sets everything up first)"
+	@echo "make test           run every test: library, environment, notebooks (strict nbval)"
+	@echo "make figures        regenerate the article figures into figures/"
+	@echo "make execute        re-execute all notebooks in place in a fresh kernel (then commit)"
+	@echo "make bench          run the benchmarks under bench/ (writes JSON to bench/results/)"
+	@echo "make article        print the article's result table as JSON"
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+lab: setup
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_ARGS)
+
+test: setup
+	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q $(NBVAL) notebooks
+
+test-lib: setup
+	$(BIN)/python -m pytest -q tests
+
+test-notebooks: setup
+	$(BIN)/python -m pytest -q $(NBVAL) notebooks
+
+execute: setup
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	    --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.timeout=300 notebooks/[0-9]*.ipynb
+
+figures: setup
+	$(BIN)/python -m evidence_lib figures --out figures
+
+bench: setup
+	$(BIN)/python bench/run_all.py
+
+article: setup
+	$(BIN)/python -m evidence_lib article
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -1,0 +1,136 @@
+"""The evidence index: a snapshot of the candidates on disk, with hashes. Introduced in notebook 02.
+
+``EvidenceIndex.build`` writes each document's UTF-8 bytes to ``<root>/<doc_id>.txt`` (the
+article's layout, so a learner can edit a file and watch the next read be refused) and records
+its sha256. Reads look a doc_id up in the index only; a doc_id is never joined into a path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .access import Access, Action, Principal, allowed
+from .corpus import Document
+from .errors import EvidenceError
+
+PREVIEW_CHARS = 40
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """What the index knows about one document, without its text."""
+
+    doc_id: str
+    title: str
+    revision: str
+    chars: int
+    sha256: str
+    preview: str
+    access: Access | None = field(default=None, repr=False)
+    path: Path = field(default=Path(), repr=False, compare=False)
+
+    def manifest_entry(self) -> dict[str, object]:
+        """The manifest row, keys in the article's order."""
+        return {
+            "doc_id": self.doc_id,
+            "title": self.title,
+            "revision": self.revision,
+            "chars": self.chars,
+            "sha256": self.sha256,
+            "preview": self.preview,
+        }
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One verified read: the entry and the text decoded from the very bytes that were hashed."""
+
+    entry: IndexEntry
+    text: str
+
+
+class EvidenceIndex:
+    """A fixed candidate set on disk. Build with :meth:`build`; hand it to :func:`evidence_tools`."""
+
+    def __init__(self, root: Path, entries: Iterable[IndexEntry]) -> None:
+        self.root = Path(root)
+        self._entries: dict[str, IndexEntry] = {}
+        for e in entries:
+            if e.doc_id in self._entries:
+                raise ValueError(f"duplicate doc_id {e.doc_id!r}")
+            self._entries[e.doc_id] = e
+
+    @classmethod
+    def build(cls, documents: Iterable[Document], root: str | Path) -> EvidenceIndex:
+        """Write every document to ``<root>/<doc_id>.txt`` and record its sha256."""
+        root = Path(root)
+        root.mkdir(parents=True, exist_ok=True)
+        entries = []
+        for doc in documents:
+            if not _SAFE_ID.fullmatch(doc.doc_id):
+                raise ValueError(f"doc_id {doc.doc_id!r} is not a safe file stem")
+            raw = doc.text.encode("utf-8")
+            path = root / f"{doc.doc_id}.txt"
+            path.write_bytes(raw)
+            entries.append(
+                IndexEntry(
+                    doc_id=doc.doc_id,
+                    title=doc.title,
+                    revision=doc.revision,
+                    chars=len(doc.text),
+                    sha256=sha256_hex(raw),
+                    preview=doc.text[:PREVIEW_CHARS],
+                    access=doc.access,
+                    path=path,
+                )
+            )
+        return cls(root, entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[IndexEntry]:
+        return iter(self._entries.values())
+
+    def __repr__(self) -> str:
+        return f"EvidenceIndex({len(self)} documents)"
+
+    def visible(self, principal: Principal | None = None, action: Action = "discover") -> list[IndexEntry]:
+        """Entries ``principal`` may ``action``, in build order. Filtering happens before anything is shown."""
+        return [e for e in self._entries.values() if allowed(e.access, principal, action)]
+
+    def entry(self, doc_id: str, principal: Principal | None = None, action: Action = "read") -> IndexEntry:
+        """Look ``doc_id`` up; unknown and forbidden raise the very same error."""
+        e = self._entries.get(doc_id) if isinstance(doc_id, str) else None
+        if e is None or not allowed(e.access, principal, action):
+            raise EvidenceError("unknown_doc_id")
+        return e
+
+    def snapshot(self, doc_id: str, principal: Principal | None = None) -> Snapshot:
+        """Read the stored bytes once, check them against the index, decode those same bytes."""
+        e = self.entry(doc_id, principal, "read")
+        try:
+            raw = e.path.read_bytes()
+        except OSError:
+            raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision) from None
+        if sha256_hex(raw) != e.sha256:
+            raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision)
+        return Snapshot(e, raw.decode("utf-8"))
+
+    # Operator-side helpers: never exposed as tools.
+    def set_access(self, doc_id: str, access: Access | None) -> None:
+        """Change who may see ``doc_id`` (e.g. revoke between search and read)."""
+        self._entries[doc_id] = replace(self._entries[doc_id], access=access)
+
+    def stored_file(self, doc_id: str) -> Path:
+        """Where the operator keeps ``doc_id`` (for the changed-file experiment; not a tool)."""
+        return self._entries[doc_id].path

@@ -1,0 +1,121 @@
+"""Keyword location inside the tool, positions out. Taught in notebooks 02 (article) and 04 (scenario 3).
+
+The default reproduces the article: literal match, first occurrence per document, at most five
+positions in all. :class:`LocateOptions` switches on what the article says production needs:
+every match with a cursor, matching under Unicode NFC (offsets still index the original text),
+and an explicit "no literal match" note so an empty list is never read as "no such rule".
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+NO_MATCH_NOTE = (
+    "no literal match for this term; this is not evidence that the answer is absent. "
+    "Try a variant or synonym, or read the candidates."
+)
+
+
+@dataclass(frozen=True)
+class LocateOptions:
+    """How ``locate_evidence`` behaves; the defaults are the article's teaching version."""
+
+    max_positions: int = 5
+    max_term_chars: int = 64
+    paged: bool = False  # every match, ``max_positions`` per batch, with ``next_cursor``
+    normalization: Literal["none", "NFC"] = "none"
+    explicit_miss: bool = False  # return an object with a "note" instead of a bare []
+
+    @property
+    def structured(self) -> bool:
+        return self.paged or self.explicit_miss or self.normalization != "none"
+
+
+def _groups(text: str) -> Iterator[tuple[int, int]]:
+    """Split ``text`` into [start, end) runs of a starter plus the marks that compose with it."""
+    start = 0
+    for i in range(1, len(text) + 1):
+        if i == len(text):
+            yield start, i
+            break
+        c = text[i]
+        if unicodedata.combining(c) or 0x1160 <= ord(c) <= 0x11FF:  # marks, Hangul medial/final jamo
+            continue
+        yield start, i
+        start = i
+
+
+def nfc_with_map(text: str) -> tuple[str, list[int], list[int]]:
+    """NFC form of ``text`` and, per normalized char, the original [start, end) of its source run."""
+    if unicodedata.is_normalized("NFC", text):
+        idx = list(range(len(text)))
+        return text, idx, [i + 1 for i in idx]
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for s, e in _groups(text):
+        piece = unicodedata.normalize("NFC", text[s:e])
+        out.append(piece)
+        starts.extend([s] * len(piece))
+        ends.extend([e] * len(piece))
+    return "".join(out), starts, ends
+
+
+def _find_all(text: str, term: str, first_only: bool) -> Iterator[int]:
+    i = text.find(term)
+    while i >= 0:
+        yield i
+        if first_only:
+            return
+        i = text.find(term, i + 1)
+
+
+def _matches(text: str, term: str, opts: LocateOptions, first_only: bool) -> Iterator[int]:
+    if opts.normalization == "NFC":
+        norm, starts, _ = nfc_with_map(text)
+        for i in _find_all(norm, unicodedata.normalize("NFC", term), first_only):
+            yield starts[i]
+    else:
+        yield from _find_all(text, term, first_only)
+
+
+def locate(
+    texts: Iterable[tuple[str, str]], term: str, opts: LocateOptions = LocateOptions(), cursor: int = 0
+) -> list[dict[str, object]] | dict[str, object]:
+    """Positions of ``term`` in ``(doc_id, text)`` pairs, shaped as ``opts`` says."""
+    if not opts.paged:
+        hits: list[dict[str, object]] = []
+        for doc_id, text in texts:
+            for offset in _matches(text, term, opts, first_only=True):
+                hits.append({"doc_id": doc_id, "offset": offset})
+            if len(hits) >= opts.max_positions:
+                break
+        if not opts.structured:
+            return hits
+        return _structured(term, opts, hits, None)
+    every = [
+        {"doc_id": doc_id, "offset": offset}
+        for doc_id, text in texts
+        for offset in _matches(text, term, opts, first_only=False)
+    ]
+    batch = every[cursor: cursor + opts.max_positions]
+    nxt = cursor + len(batch) if cursor + len(batch) < len(every) else None
+    return _structured(term, opts, batch, nxt, total=len(every))
+
+
+def _structured(term: str, opts: LocateOptions, matches: list, next_cursor: int | None,
+                total: int | None = None) -> dict[str, object]:
+    out: dict[str, object] = {
+        "term": term,
+        "matching": "literal after NFC" if opts.normalization == "NFC" else "literal",
+        "matches": matches,
+    }
+    if opts.paged:
+        out["next_cursor"] = next_cursor
+        out["total_matches"] = total
+    if (total == 0) if opts.paged else not matches:
+        out["note"] = NO_MATCH_NOTE
+    return out

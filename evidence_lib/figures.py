@@ -35,13 +35,15 @@ LABELS = {
 
 
 def figure3(result: Mapping[str, Any], lang: str = "en") -> Figure:
-    """Bars of the article's two byte counts on a log axis, values printed on the bars."""
+    """Bars of the article's two byte counts on a log axis, values printed on the bars.
+
+    A pyplot figure, so a notebook shows it with ``plt.show()``; scripts should ``plt.close`` it.
+    """
     t = LABELS[lang]
     before = result["baseline_content_utf8_bytes"]
     after = result["manifest_plus_locations_plus_page_utf8_bytes"]
     with plt.rc_context(STABLE_RC):
-        fig = Figure(figsize=(6.4, 4.2), dpi=100)
-        ax = fig.subplots()
+        fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=100)
         bars = ax.bar([t["baseline"], t["protocol"]], [before, after], color=["#b0b0b0", "#2f6db3"], width=0.55)
         ax.set_yscale("log")
         ax.set_ylim(1_000, 400_000)
@@ -78,5 +80,7 @@ def write_figures(out: str | Path = "figures", langs: tuple[str, ...] = ("en",))
     out = Path(out)
     written: list[Path] = []
     for lang in langs:
-        written += save_stable(figure3(result, lang), out / f"figure3-bytes.{lang}")
+        fig = figure3(result, lang)
+        written += save_stable(fig, out / f"figure3-bytes.{lang}")
+        plt.close(fig)
     return written

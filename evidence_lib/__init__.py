@@ -5,6 +5,7 @@ docstring which notebook introduces it.
 """
 
 from .access import Access, Principal
+from .citations import Answer, Citation, verify_answer, verify_citation
 from .corpus import ANSWER, QUESTION, Document, article_corpus, baseline_dump
 from .errors import ERROR_CODES, EvidenceError, error_payload, to_json
 from .experiment import run_article
@@ -16,10 +17,10 @@ from .tools import evidence_tools, run_tool_call, tool_call
 
 __all__ = [
     "ANSWER", "ERROR_CODES", "QUESTION",
-    "Access", "Budget", "Document", "EvidenceError", "EvidenceIndex", "IndexEntry", "Ledger",
+    "Access", "Answer", "Budget", "Citation", "Document", "EvidenceError", "EvidenceIndex", "IndexEntry", "Ledger",
     "LocateOptions", "Principal", "Size", "Snapshot",
     "approx_tokens", "article_corpus", "baseline_dump", "cl100k", "cl100k_tokens", "error_payload",
     "evidence_tools", "reduction_percent", "run_article", "run_tool_call", "size_table", "to_json",
-    "tool_call", "utf8_bytes",
+    "tool_call", "utf8_bytes", "verify_answer", "verify_citation",
 ]
 __version__ = "0.1.0"

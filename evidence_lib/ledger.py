@@ -123,7 +123,7 @@ class Ledger:
     # -- reporting -----------------------------------------------------------------------
     def summary(self) -> str:
         """A fixed-width table of every call and the running totals."""
-        lines = [f"{'step':>4}  {'tool':<16} {'status':<24} {'bytes':>7} {'tokens':>7} {'range':<18}"]
+        lines = [f"{'step':>4}  {'tool':<16} {'status':<24} {'bytes':>7} {'tokens':>7} range"]
         for e in self.entries:
             rng = f"{e.read.doc_id} [{e.read.start}, {e.read.end})" if e.read else ""
             lines.append(f"{e.step:>4}  {e.tool:<16} {e.status:<24} {e.bytes:>7,} {e.tokens:>7,} {rng:<18}".rstrip())

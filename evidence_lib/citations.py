@@ -1,0 +1,141 @@
+"""Citations that trace back to the exact snapshot, and checks that say why one fails. Taught in notebook 03.
+
+A citation is ``(doc_id, revision, start, end, sha256)``: a half-open range of Python string
+indices in one indexed snapshot. :func:`verify_citation` checks it against the index *and* the
+reads actually made, so an answer cannot cite text nobody read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .access import Principal
+from .errors import EvidenceError
+from .index import EvidenceIndex
+from .ledger import Ledger, ReadRecord
+
+Reason = Literal["ok", "unknown_doc_id", "document_changed", "out_of_bounds", "never_read", "text_mismatch",
+                 "no_citations"]
+
+REASONS: dict[str, str] = {
+    "ok": "the cited range was read from this exact snapshot and matches",
+    "unknown_doc_id": "no such document in the index (or not readable by this principal)",
+    "document_changed": "the document changed since the cited snapshot (revision or sha256 differ)",
+    "out_of_bounds": "the range is not a valid [start, end) inside the document",
+    "never_read": "no read covered this range: the text was never retrieved",
+    "text_mismatch": "the quoted text differs from the text at that range",
+    "no_citations": "the answer cites nothing",
+}
+
+
+@dataclass(frozen=True)
+class Citation:
+    """Where a claim comes from; ``quote`` (optional) is the text the answer says is there."""
+
+    doc_id: str
+    revision: str
+    start: int
+    end: int
+    sha256: str
+    quote: str | None = None
+
+    @classmethod
+    def from_page(cls, page: Mapping[str, Any], start: int | None = None, end: int | None = None) -> Citation:
+        """Cite a ``read_evidence`` page, or the sub-range ``[start, end)`` of it (quote included)."""
+        s = page["start"] if start is None else start
+        e = page["end"] if end is None else end
+        quote = page["text"][s - page["start"]: e - page["start"]]
+        return cls(page["doc_id"], page["revision"], s, e, page["sha256"], quote)
+
+    def __str__(self) -> str:
+        return f"{self.doc_id}@{self.revision} [{self.start}, {self.end})"
+
+
+@dataclass(frozen=True)
+class CitationCheck:
+    citation: Citation
+    reason: Reason
+
+    @property
+    def ok(self) -> bool:
+        return self.reason == "ok"
+
+    def __str__(self) -> str:
+        return f"{'ok  ' if self.ok else 'FAIL'}  {self.citation}  {self.reason}: {REASONS[self.reason]}"
+
+
+def _ranges(reads: Ledger | Iterable[ReadRecord | Mapping[str, Any]]) -> list[ReadRecord]:
+    items = reads.reads if isinstance(reads, Ledger) else reads
+    out = []
+    for r in items:
+        if isinstance(r, ReadRecord):
+            out.append(r)
+        elif "text" in r or "start" in r:  # a read_evidence page body
+            out.append(ReadRecord(r["doc_id"], r["revision"], r["start"], r["end"]))
+    return out
+
+
+def _covered(reads: list[ReadRecord], c: Citation) -> bool:
+    reach = c.start
+    for r in sorted(reads, key=lambda r: r.start):
+        if (r.doc_id, r.revision) == (c.doc_id, c.revision) and r.start <= reach < r.end:
+            reach = r.end
+        if reach >= c.end:
+            return True
+    return c.start == c.end and any((r.doc_id, r.revision) == (c.doc_id, c.revision) for r in reads)
+
+
+def verify_citation(index: EvidenceIndex, citation: Citation, reads: Ledger | Iterable,
+                    principal: Principal | None = None) -> CitationCheck:
+    """Check ``citation`` against the index, the stored bytes and the reads made; say why it fails."""
+    try:
+        entry = index.entry(citation.doc_id, principal, "read")
+    except EvidenceError:
+        return CitationCheck(citation, "unknown_doc_id")
+    if (entry.revision, entry.sha256) != (citation.revision, citation.sha256):
+        return CitationCheck(citation, "document_changed")
+    try:
+        text = index.snapshot(citation.doc_id, principal).text
+    except EvidenceError:
+        return CitationCheck(citation, "document_changed")
+    if not (isinstance(citation.start, int) and isinstance(citation.end, int)
+            and 0 <= citation.start <= citation.end <= len(text)):
+        return CitationCheck(citation, "out_of_bounds")
+    if not _covered(_ranges(reads), citation):
+        return CitationCheck(citation, "never_read")
+    if citation.quote is not None and text[citation.start: citation.end] != citation.quote:
+        return CitationCheck(citation, "text_mismatch")
+    return CitationCheck(citation, "ok")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A final answer: its text and the citations that support it."""
+
+    text: str
+    citations: tuple[Citation, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    answer: Answer
+    checks: tuple[CitationCheck, ...]
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.checks) and all(c.ok for c in self.checks)
+
+    def __str__(self) -> str:
+        head = f"answer {'verified' if self.ok else 'NOT verified'}: {self.answer.text}"
+        if not self.checks:
+            return head + f"\n  {REASONS['no_citations']}"
+        return "\n".join([head, *(f"  {c}" for c in self.checks)])
+
+
+def verify_answer(index: EvidenceIndex, answer: Answer, reads: Ledger | Iterable,
+                  principal: Principal | None = None) -> AnswerCheck:
+    """Verify every citation of ``answer``; an answer with no citation is not verified."""
+    reads = reads if isinstance(reads, Ledger) else list(reads)
+    return AnswerCheck(answer, tuple(verify_citation(index, c, reads, principal) for c in answer.citations))

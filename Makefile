@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 LAB_ARGS ?=
 
-.PHONY: setup lab test test-lib test-notebooks execute figures bench article clean help
+.PHONY: setup fonts lab test test-lib test-notebooks execute figures bench article clean help
 
 help:
 	@echo "make lab            open JupyterLab on notebooks/ (sets everything up first)"
@@ -25,10 +25,23 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# The Chinese figures need a CJK font. Found: say so. Missing: install Debian's fonts-noto-cjk when we
+# can (root + apt-get), otherwise say exactly what is missing. English figures never need it.
+fonts: setup
+	@$(BIN)/python -c "from evidence_lib.figures import cjk_family; print('CJK font:', cjk_family())" 2>/dev/null \
+	|| { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	       echo "CJK font missing: installing fonts-noto-cjk with apt-get"; \
+	       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null; \
+	       $(BIN)/python -c "from evidence_lib.figures import cjk_family; print('CJK font:', cjk_family())"; \
+	     else \
+	       echo "WARNING: no CJK font found; Chinese figures cannot be drawn."; \
+	       echo "  Debian/Ubuntu: sudo apt-get install fonts-noto-cjk   macOS: brew install --cask font-noto-sans-cjk-sc"; \
+	     fi; }
+
 lab: setup
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_ARGS)
 
-test: setup
+test: setup fonts
 	$(BIN)/python -m pytest -q tests
 	$(BIN)/python -m pytest -q $(NBVAL) notebooks
 
@@ -42,7 +55,7 @@ execute: setup
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.timeout=300 notebooks/[0-9]*.ipynb
 
-figures: setup
+figures: setup fonts
 	$(BIN)/python -m evidence_lib figures --out figures
 
 bench: setup

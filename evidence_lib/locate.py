@@ -35,17 +35,23 @@ class LocateOptions:
 
 
 def _groups(text: str) -> Iterator[tuple[int, int]]:
-    """Split ``text`` into [start, end) runs of a starter plus the marks that compose with it."""
+    """Split ``text`` into [start, end) runs that NFC normalizes independently.
+
+    A run ends before a starter (combining class 0) that does not compose with the run so far:
+    NFC(run + c) == NFC(run) + NFC(c). Later characters cannot reach past such a starter, so
+    normalizing run by run equals normalizing the whole text.
+    """
+    nfc = unicodedata.normalize
     start = 0
-    for i in range(1, len(text) + 1):
-        if i == len(text):
-            yield start, i
-            break
+    for i in range(1, len(text)):
         c = text[i]
-        if unicodedata.combining(c) or 0x1160 <= ord(c) <= 0x11FF:  # marks, Hangul medial/final jamo
-            continue
-        yield start, i
-        start = i
+        if unicodedata.combining(c) == 0:
+            run = text[start:i]
+            if nfc("NFC", run + c) == nfc("NFC", run) + nfc("NFC", c):
+                yield start, i
+                start = i
+    if text:
+        yield start, len(text)
 
 
 def nfc_with_map(text: str) -> tuple[str, list[int], list[int]]:

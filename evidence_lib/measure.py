@@ -7,6 +7,8 @@ chars/4 estimate, shown next to it so learners see how far the rule of thumb is 
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -27,8 +29,21 @@ def utf8_bytes(text: str) -> int:
 
 @cache
 def cl100k() -> tiktoken.Encoding:
-    """The cl100k_base encoding, loaded from the local data file (no network)."""
-    return tiktoken.get_encoding(OFFLINE_ENCODING)
+    """The cl100k_base encoding, loaded from the local data file (no network, no files written).
+
+    tiktoken copies every BPE file it loads into ``$TMPDIR/data-gym-cache`` unless
+    ``TIKTOKEN_CACHE_DIR`` is set; an empty value switches that off, so we set it for the one load.
+    The loader still checks the file's sha256 against the expected cl100k_base hash.
+    """
+    saved = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = ""
+    try:
+        return tiktoken.get_encoding(OFFLINE_ENCODING)
+    finally:
+        if saved is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = saved
 
 
 def cl100k_data_file() -> Path:
@@ -44,7 +59,11 @@ def cl100k_tokens(text: str) -> int:
 
 
 def approx_tokens(text: str) -> int:
-    """langchain-core's approximate count for ``text`` alone (chars/4, no per-message overhead)."""
+    """langchain-core's estimate for one message holding ``text``: ceil((chars + len("user")) / 4).
+
+    The per-message overhead (``extra_tokens_per_message``) is switched off; the role's four
+    characters are still counted, as langchain-core does for every message.
+    """
     return count_tokens_approximately([HumanMessage(text)], extra_tokens_per_message=0, count_name=False)
 
 

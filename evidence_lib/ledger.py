@@ -47,6 +47,8 @@ class LedgerEntry:
     tokens: int = 0
     charged: bool = True
     read: ReadRecord | None = None
+    reason: str | None = None  # for budget_exhausted: which limit ran out
+    covered: tuple[str, int, int] | None = None  # for already_read: the range asked for
 
 
 @dataclass
@@ -106,7 +108,8 @@ class Ledger:
         return []
 
     def charge(self, tool: str, content: str, *, status: str = "ok",
-               read: tuple[str, str, int, int] | None = None) -> None:
+               read: tuple[str, str, int, int] | None = None,
+               covered: tuple[str, int, int] | None = None) -> None:
         """Record ``content`` as returned, or refuse it whole if it would overrun a limit."""
         size = {"chars": len(content), "bytes": utf8_bytes(content), "tokens": cl100k_tokens(content)}
         spent, limits = self.totals(), self.limits()
@@ -114,19 +117,25 @@ class Ledger:
             if limits[unit] is not None and spent[unit] + size[unit] > limits[unit]:
                 raise self._exhausted(unit)
         self.entries.append(LedgerEntry(len(self.entries) + 1, tool, status, **size,
-                                        read=ReadRecord(*read) if read else None))
+                                        read=ReadRecord(*read) if read else None, covered=covered))
 
-    def refused(self, tool: str, code: str) -> None:
+    def refused(self, tool: str, code: str, reason: str | None = None) -> None:
         """Record a refused call (kept for the record, never charged)."""
-        self.entries.append(LedgerEntry(len(self.entries) + 1, tool, code, charged=False))
+        self.entries.append(LedgerEntry(len(self.entries) + 1, tool, code, charged=False, reason=reason))
 
     # -- reporting -----------------------------------------------------------------------
     def summary(self) -> str:
         """A fixed-width table of every call and the running totals."""
-        lines = [f"{'step':>4}  {'tool':<16} {'status':<24} {'bytes':>7} {'tokens':>7} range"]
+        lines = [f"{'step':>4}  {'tool':<16} {'status':<30} {'chars':>6} {'bytes':>7} {'tokens':>7}  range"]
         for e in self.entries:
-            rng = f"{e.read.doc_id} [{e.read.start}, {e.read.end})" if e.read else ""
-            lines.append(f"{e.step:>4}  {e.tool:<16} {e.status:<24} {e.bytes:>7,} {e.tokens:>7,} {rng:<18}".rstrip())
+            status = f"{e.status} ({e.reason})" if e.reason else e.status
+            if e.read:
+                rng = f"{e.read.doc_id} [{e.read.start}, {e.read.end})"
+            elif e.covered:
+                rng = f"{e.covered[0]} [{e.covered[1]}, {e.covered[2]}) seen"
+            else:
+                rng = ""
+            lines.append(f"{e.step:>4}  {e.tool:<16} {status:<30} {e.chars:>6,} {e.bytes:>7,} {e.tokens:>7,}  {rng}".rstrip())
         t, lim = self.totals(), self.limits()
         lines.append(
             "spent: " + ", ".join(f"{k} {t[k]:,}" + (f"/{lim[k]:,}" if lim[k] is not None else "") for k in t)

@@ -7,7 +7,7 @@ tool call the way an agent loop would and always returns a ``ToolMessage``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,19 +50,30 @@ class ReadArgs(_StrictArgs):
 
 
 class EvidenceTool(StructuredTool):
-    """A StructuredTool whose schema violations raise ``EvidenceError("invalid_arguments")``."""
+    """A StructuredTool whose schema violations raise ``EvidenceError("invalid_arguments")``.
+
+    ``on_refusal`` (set by :func:`evidence_tools`) hears about those refusals too, so a ledger
+    records every refused call, not only the ones the tool body refused.
+    """
+
+    on_refusal: Callable[[str, EvidenceError], None] | None = None
 
     def _parse_input(self, tool_input: str | dict[str, Any], tool_call_id: str | None) -> str | dict[str, Any]:
-        if not isinstance(tool_input, (str, dict)):
-            raise EvidenceError("invalid_arguments", problems=[{"field": None, "problem": "not_an_object"}])
         try:
-            return super()._parse_input(tool_input, tool_call_id)
-        except ValidationError as e:
-            problems = [
-                {"field": ".".join(str(p) for p in err["loc"]) or None, "problem": err["type"]}
-                for err in e.errors(include_url=False, include_input=False)
-            ]
-            raise EvidenceError("invalid_arguments", problems=problems) from None
+            if not isinstance(tool_input, (str, dict)):
+                raise EvidenceError("invalid_arguments", problems=[{"field": None, "problem": "not_an_object"}])
+            try:
+                return super()._parse_input(tool_input, tool_call_id)
+            except ValidationError as e:
+                problems = [
+                    {"field": ".".join(str(p) for p in err["loc"]) or None, "problem": err["type"]}
+                    for err in e.errors(include_url=False, include_input=False)
+                ]
+                raise EvidenceError("invalid_arguments", problems=problems) from None
+        except EvidenceError as e:
+            if self.on_refusal is not None:
+                self.on_refusal(self.name, e)
+            raise
 
 
 @dataclass
@@ -79,9 +90,12 @@ class _Session:
         try:
             return fn(*args)
         except EvidenceError as e:
-            if self.ledger is not None:
-                self.ledger.refused(tool, e.code)
+            self.record_refusal(tool, e)
             raise
+
+    def record_refusal(self, tool: str, error: EvidenceError) -> None:
+        if self.ledger is not None:
+            self.ledger.refused(tool, error.code, error.details.get("reason"))
 
     # -- search ---------------------------------------------------------------------------
     def search(self, query: str) -> str:
@@ -129,18 +143,20 @@ class _Session:
         if offset > entry.chars:
             raise EvidenceError("offset_exceeds_document", total_chars=entry.chars)
         if self.ledger:
-            self.ledger.admit("read_evidence", doc_id=entry.doc_id)
+            self.ledger.admit("read_evidence")
         snap = self.index.snapshot(entry.doc_id, self.principal)
         text = snap.text
         end = min(offset + limit, len(text))
         if self.ledger:
             earlier = self.ledger.covering(entry.doc_id, entry.revision, offset, end)
-            if earlier:
+            if earlier:  # answered from memory: costs a call, not a read of the document
                 content = to_json({
                     "status": "already_read", "doc_id": entry.doc_id, "revision": entry.revision,
                     "start": offset, "end": end, "covered_by": [list(r) for r in earlier],
                 })
-                return self._charge("read_evidence", content, status="already_read")
+                return self._charge("read_evidence", content, status="already_read",
+                                    covered=(entry.doc_id, offset, end))
+            self.ledger.admit("read_evidence", doc_id=entry.doc_id)
         content = to_json({
             "doc_id": entry.doc_id,
             "revision": entry.revision,
@@ -217,7 +233,7 @@ def evidence_tools(
     def read_evidence(doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS) -> str:
         return s.guarded("read_evidence", s.read, doc_id, offset, limit)
 
-    return [
+    tools = [
         EvidenceTool.from_function(search_evidence, name="search_evidence",
                                    description=SEARCH_DESCRIPTION, args_schema=SearchArgs),
         EvidenceTool.from_function(locate_evidence, name="locate_evidence",
@@ -225,6 +241,9 @@ def evidence_tools(
         EvidenceTool.from_function(read_evidence, name="read_evidence",
                                    description=READ_DESCRIPTION, args_schema=ReadArgs),
     ]
+    for t in tools:
+        t.on_refusal = s.record_refusal
+    return tools
 
 
 def tool_call(name: str, args: Mapping[str, Any], call_id: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ help:
 	@echo "make lab            open JupyterLab on notebooks/ (sets everything up first)"
 	@echo "make test           run every test: library, environment, notebooks (strict nbval)"
 	@echo "make figures        regenerate the article figures into figures/"
-	@echo "make execute        re-execute all notebooks in place in a fresh kernel (then commit)"
+	@echo "make execute        re-execute notebooks in place in a fresh kernel (NB=path/to/one.ipynb for one)"
 	@echo "make bench          run the benchmarks under bench/ (writes JSON to bench/results/)"
 	@echo "make article        print the article's result table as JSON"
 
@@ -52,8 +52,7 @@ test-notebooks: setup
 	$(BIN)/python -m pytest -q $(NBVAL) notebooks
 
 execute: setup
-	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
-	    --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.timeout=300 notebooks/[0-9]*.ipynb
+	$(BIN)/python scripts/execute_notebooks.py $(NB)
 
 figures: setup fonts
 	$(BIN)/python -m evidence_lib figures --out figures

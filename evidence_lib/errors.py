@@ -26,6 +26,7 @@ ERROR_CODES: Final[dict[str, str]] = {
     "artifact_expired": "the artifact expired; run the query again",
     "version_changed": "the source changed since the summary was made",
     "internal_error": "the tool failed; the call was not completed",
+    "evidence_incomplete": "a final answer needs the full source clause; read it before answering",
 }
 
 

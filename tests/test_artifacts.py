@@ -1,0 +1,181 @@
+"""The artifact store: handles instead of content, owners, exclusive expiry, explicit version policies."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+
+import pytest
+
+from evidence_lib.access import Access, Principal
+from evidence_lib.artifacts import ArtifactStore, FixedClock, ManualClock, logistics_tools
+from evidence_lib.catalog import CST, after_sales_catalog, logistics_sections
+from evidence_lib.errors import EvidenceError, error_payload, to_json
+from evidence_lib.measure import utf8_bytes
+from evidence_lib.tools import run_tool_call, tool_call
+
+AGENT = Principal("shop-a", "user-417", groups={"support"})
+COLLEAGUE = Principal("shop-a", "user-418", groups={"support"})
+SAME_NAME_OTHER_SHOP = Principal("shop-b", "user-417", groups={"support"})
+START = datetime(2026, 9, 11, 0, 0, tzinfo=CST)
+HANDLE_KEYS = ["artifact_id", "source_version", "summary", "available_sections", "content_hash", "expires_at"]
+
+
+@pytest.fixture
+def catalog():
+    return after_sales_catalog()
+
+
+@pytest.fixture
+def clock():
+    return ManualClock(START)
+
+
+@pytest.fixture
+def store(catalog, clock):
+    return ArtifactStore(catalog, clock)
+
+
+def refusal(fn, *args):
+    with pytest.raises(EvidenceError) as info:
+        fn(*args)
+    return to_json(error_payload(info.value))
+
+
+def test_query_returns_a_handle_and_the_latest_event_not_the_trace(store):
+    msg = run_tool_call(logistics_tools(store, AGENT), tool_call("query_logistics", {"order_id": "A1042"}, "c1"))
+    body = json.loads(msg.content)
+    assert list(body) == [*HANDLE_KEYS, "latest_delivery_event"]
+    assert body["artifact_id"] == "logistics-A1042-r8-0001"
+    assert body["summary"] == "存在签收记录；未发现质量核实记录"
+    assert body["available_sections"] == ["delivery", "transit", "exceptions"]
+    assert body["expires_at"] == "2026-09-12T00:00:00+08:00"
+    assert body["latest_delivery_event"]["line"].endswith("已签收 本人签收")
+    assert utf8_bytes(msg.content) < 1_000
+    # The full trace travels in ToolMessage.artifact, for the application, not in the content.
+    assert sum(len(v) for v in msg.artifact["sections"].values()) == 5_000
+    assert "扫描0001" not in msg.content
+
+
+def test_content_hash_identifies_the_content(catalog, clock):
+    a = ArtifactStore(catalog, clock).create(AGENT, "logistics:A1042")
+    b = ArtifactStore(catalog, clock).create(COLLEAGUE, "logistics:A1042")
+    assert a.content_hash == b.content_hash and a.content_hash.startswith("sha256:")
+
+
+def test_sections_are_read_on_demand_in_half_open_pages(store):
+    a = store.create(AGENT, "logistics:A1042")
+    lines, offset = [], 0
+    while offset is not None:
+        page = store.read(AGENT, a.artifact_id, "transit", offset, 200)
+        assert page["end"] - page["start"] == len(page["lines"])
+        lines, offset = lines + page["lines"], page["next_offset"]
+    assert lines == logistics_sections("r8")["transit"].split("\n")
+    assert page["total_lines"] == 4_997 and page["source"] == "logistics:A1042@r8#transit"
+
+
+def test_page_bounds_and_unknown_sections_are_refused(store):
+    a = store.create(AGENT, "logistics:A1042")
+    assert json.loads(refusal(store.read, AGENT, a.artifact_id, "transit", 0, 201))["error"] == "invalid_page_bounds"
+    assert json.loads(refusal(store.read, AGENT, a.artifact_id, "transit", 5_000))["error"] == \
+        "offset_exceeds_document"
+    body = json.loads(refusal(store.read, AGENT, a.artifact_id, "photos"))
+    assert body["error"] == "invalid_arguments" and body["available_sections"] == ["delivery", "transit", "exceptions"]
+
+
+@pytest.mark.parametrize("other", [COLLEAGUE, SAME_NAME_OTHER_SHOP, None])
+def test_replay_by_another_principal_is_refused_like_an_unknown_id(store, other):
+    a = store.create(AGENT, "logistics:A1042")
+    unknown = refusal(store.read, AGENT, "logistics-A1042-r8-9999", "delivery")
+    assert refusal(store.read, other, a.artifact_id, "delivery") == unknown
+    assert json.loads(unknown) == {"error": "unknown_artifact", "message": "no such artifact is available"}
+    assert store.audit[-1].reason == "other_principal"
+
+
+def test_the_owner_with_other_groups_is_still_the_owner(store):
+    a = store.create(AGENT, "logistics:A1042")
+    same_user_new_session = Principal("shop-a", "user-417", groups={"support", "night_shift"})
+    assert store.read(same_user_new_session, a.artifact_id, "delivery")["total_lines"] == 2
+
+
+def test_revoked_source_access_makes_the_artifact_unknown(catalog, store):
+    a = store.create(AGENT, "logistics:A1042")
+    catalog.set_access("logistics:A1042", Access("shop-a", read={"group:logistics_lead"}))
+    assert json.loads(refusal(store.read, AGENT, a.artifact_id, "delivery"))["error"] == "unknown_artifact"
+    assert store.audit[-1].reason == "source_read_revoked"
+
+
+def test_expires_at_is_exclusive(store, clock):
+    a = store.create(AGENT, "logistics:A1042")
+    clock.set(a.expires_at - timedelta(microseconds=1))
+    assert store.read(AGENT, a.artifact_id, "delivery")["section"] == "delivery"
+    clock.set(a.expires_at)
+    body = json.loads(refusal(store.read, AGENT, a.artifact_id, "delivery"))
+    assert body == {"error": "artifact_expired", "message": "the artifact expired; run the query again",
+                    "artifact_id": a.artifact_id, "expired_at": "2026-09-12T00:00:00+08:00",
+                    "requery": {"tool": "query_logistics", "args": {"order_id": "A1042"}}}
+
+
+def test_an_expired_artifact_replayed_by_another_principal_is_still_unknown(store, clock):
+    a = store.create(AGENT, "logistics:A1042")
+    clock.advance(hours=25)
+    assert json.loads(refusal(store.read, COLLEAGUE, a.artifact_id, "delivery"))["error"] == "unknown_artifact"
+
+
+def test_requery_after_expiry_gives_a_fresh_readable_artifact(store, clock):
+    tools = logistics_tools(store, AGENT)
+    first = json.loads(run_tool_call(tools, tool_call("query_logistics", {"order_id": "A1042"}, "c1")).content)
+    clock.advance(hours=24)
+    expired = run_tool_call(tools, tool_call("read_artifact", {"artifact_id": first["artifact_id"],
+                                                                "section": "delivery"}, "c2"))
+    hint = json.loads(expired.content)["requery"]
+    again = json.loads(run_tool_call(tools, tool_call(hint["tool"], hint["args"], "c3")).content)
+    assert again["artifact_id"] == "logistics-A1042-r8-0002"
+    assert again["expires_at"] == "2026-09-13T00:00:00+08:00"
+
+
+def test_purged_artifacts_are_simply_unknown(store, clock):
+    a = store.create(AGENT, "logistics:A1042")
+    clock.advance(days=2)
+    assert store.purge_expired() == 1
+    assert json.loads(refusal(store.read, AGENT, a.artifact_id, "delivery"))["error"] == "unknown_artifact"
+
+
+def test_pinned_policy_reads_the_version_the_summary_was_made_from(catalog, store):
+    a = store.create(AGENT, "logistics:A1042")
+    catalog.publish("logistics:A1042", "r9", logistics_sections("r9"))
+    page = store.read(AGENT, a.artifact_id, "exceptions")
+    assert (page["source_version"], page["version_policy"], page["current_version"]) == ("r8", "pinned", "r9")
+    assert page["lines"] == ["2026-09-01T09:30:00+08:00 上海分拨中心 延误 天气原因"]
+
+
+def test_latest_policy_reports_the_change_and_rebuilds_the_summary(catalog, clock):
+    store = ArtifactStore(catalog, clock, version_policy="latest")
+    a = store.create(AGENT, "logistics:A1042")
+    catalog.publish("logistics:A1042", "r9", logistics_sections("r9"))
+    body = json.loads(refusal(store.read, AGENT, a.artifact_id, "exceptions"))
+    assert body["error"] == "version_changed"
+    assert (body["summary_version"], body["current_version"]) == ("r8", "r9")
+    assert body["replacement"]["source_version"] == "r9"
+    assert body["replacement"]["summary"] == "存在签收记录；买家反馈未收到；未发现质量核实记录"
+    page = store.read(AGENT, body["replacement"]["artifact_id"], "exceptions")
+    assert page["source_version"] == "r9" and len(page["lines"]) == 2
+    again = json.loads(refusal(store.read, AGENT, a.artifact_id, "exceptions"))
+    assert again["replacement"]["artifact_id"] == body["replacement"]["artifact_id"]
+
+
+def test_query_for_another_shops_order_is_refused_like_a_missing_one(store):
+    tools = logistics_tools(store, AGENT)
+    other = run_tool_call(tools, tool_call("query_logistics", {"order_id": "B2077"}, "c1"))
+    missing = run_tool_call(tools, tool_call("query_logistics", {"order_id": "Z9999"}, "c1"))
+    assert other.content == missing.content and json.loads(other.content)["error"] == "unknown_resource"
+
+
+def test_clocks_are_aware_and_never_go_backwards():
+    with pytest.raises(ValueError):
+        FixedClock(datetime(2026, 9, 11))
+    clock = ManualClock(START)
+    assert clock.advance(minutes=5) == START + timedelta(minutes=5)
+    with pytest.raises(ValueError):
+        clock.advance(timedelta(seconds=-1))
+    assert FixedClock(START)() == START

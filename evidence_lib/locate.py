@@ -37,7 +37,8 @@ class LocateOptions:
 def _groups(text: str) -> Iterator[tuple[int, int]]:
     """Split ``text`` into [start, end) runs that NFC normalizes independently.
 
-    A run ends before a starter (combining class 0) that does not compose with the run so far:
+    A run ends before a starter (its decomposition starts with combining class 0) that does not
+    compose with the run so far:
     NFC(run + c) == NFC(run) + NFC(c). Later characters cannot reach past such a starter, so
     normalizing run by run equals normalizing the whole text.
     """
@@ -45,7 +46,7 @@ def _groups(text: str) -> Iterator[tuple[int, int]]:
     start = 0
     for i in range(1, len(text)):
         c = text[i]
-        if unicodedata.combining(c) == 0:
+        if unicodedata.combining(unicodedata.normalize("NFD", c)[0]) == 0:
             run = text[start:i]
             if nfc("NFC", run + c) == nfc("NFC", run) + nfc("NFC", c):
                 yield start, i

@@ -15,7 +15,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .access import Principal
+from .access import Principal, allowed
 from .errors import EvidenceError, error_payload, to_json
 from .index import EvidenceIndex
 from .ledger import Ledger
@@ -105,9 +105,23 @@ class _Session:
             self.ledger.admit("search_evidence")
         # Teaching version: the candidate set is fixed; the query is not used for ranking.
         # Permission filtering happens here, before any title, preview or count is built.
-        entries = self.index.visible(self.principal, "discover")[: self.manifest_limit]
-        content = to_json([e.manifest_entry() for e in entries])
+        content = to_json([self._manifest_row(e) for e in self.candidates()])
         return self._charge("search_evidence", content)
+
+    def candidates(self):
+        """This question's candidate set: what the principal may discover, capped at the manifest limit."""
+        return self.index.visible(self.principal, "discover")[: self.manifest_limit]
+
+    def readable_candidates(self):
+        """The candidates locate may scan: the same set as the manifest, minus what may not be read."""
+        return [e for e in self.candidates() if allowed(e.access, self.principal, "read")]
+
+    def _manifest_row(self, entry) -> dict[str, object]:
+        row = entry.manifest_entry()
+        if not allowed(entry.access, self.principal, "read"):
+            # May know it exists, may not read it: no text (preview) and no fingerprint of the text.
+            row["sha256"] = row["preview"] = None
+        return row
 
     # -- locate ---------------------------------------------------------------------------
     def locate(self, term: str) -> str:
@@ -116,7 +130,7 @@ class _Session:
             raise EvidenceError("invalid_term")
         if self.ledger:
             self.ledger.admit("locate_evidence")
-        readable = self.index.visible(self.principal, "read")
+        readable = self.readable_candidates()
         texts = ((e.doc_id, self.index.snapshot(e.doc_id, self.principal).text) for e in readable)
         content = to_json(locate(texts, term, opts))
         return self._charge("locate_evidence", content)
@@ -129,7 +143,7 @@ class _Session:
             raise EvidenceError("invalid_term")
         if self.ledger:
             self.ledger.admit("locate_evidence")
-        readable = self.index.visible(self.principal, "read")
+        readable = self.readable_candidates()
         texts = ((e.doc_id, self.index.snapshot(e.doc_id, self.principal).text) for e in readable)
         content = to_json(locate(texts, term, opts, cursor=cursor))
         return self._charge("locate_evidence", content)

@@ -8,11 +8,12 @@ STAMP  := $(VENV)/.installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 LAB_ARGS ?=
 
-.PHONY: setup fonts lab test test-lib test-notebooks execute figures bench article clean help
+.PHONY: setup fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help
 
 help:
 	@echo "make lab            open JupyterLab on notebooks/ (sets everything up first)"
 	@echo "make test           run every test: library, environment, notebooks (strict nbval)"
+	@echo "make test-browser   open the live-explorers notebook in headless Chromium and move a slider"
 	@echo "make figures        regenerate the article figures into figures/"
 	@echo "make execute        re-execute notebooks in place in a fresh kernel (NB=path/to/one.ipynb for one)"
 	@echo "make bench          run the benchmarks under bench/ (writes JSON to bench/results/)"
@@ -20,7 +21,7 @@ help:
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test,browser]'
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -44,6 +45,11 @@ lab: setup
 test: setup fonts
 	$(BIN)/python -m pytest -q tests
 	$(BIN)/python -m pytest -q $(NBVAL) notebooks
+
+# A real browser: JupyterLab on loopback driven by Playwright in Debian's Chromium (installed if missing).
+test-browser: setup
+	bash scripts/install_browser.sh $(VENV)
+	EVIDENCE_BROWSER_TEST=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/browser
 
 test-lib: setup
 	$(BIN)/python -m pytest -q tests

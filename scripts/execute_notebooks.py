@@ -3,7 +3,8 @@
 
 `make execute` runs this over the series; pass paths to execute only some. Each notebook runs
 with its own folder as the working directory (as nbval and JupyterLab do). Per-cell timing
-metadata is neither recorded nor kept, so a re-run changes only what really changed.
+metadata is neither recorded nor kept, nor is the saved widget state (random model ids),
+so a re-run changes only what really changed.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def execute(path: Path) -> None:
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+    nb.metadata.pop("widgets", None)  # saved widget state carries random model ids
     nbformat.write(nb, path)
 
 

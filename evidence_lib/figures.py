@@ -69,10 +69,10 @@ LABELS: dict[str, dict[str, str]] = {
         "f2_search": "search_evidence(query)\n→ manifest: doc_id, title, revision,\n   chars, sha256, 40-char preview",
         "f2_locate": "locate_evidence(term)\n→ positions: {doc_id: d03,\n   offset: 4321}",
         "f2_read": "read_evidence(doc_id, offset, limit)\n→ page: text + revision, sha256,\n   [start, end), next_offset",
-        "f2_doc": "d03: 4,339 characters",
-        "f2_range": "[4321, 4339): the answer sentence",
+        "f2_doc": "{doc_id}: {total:,} characters",
+        "f2_range": "[{start}, {end}): the answer sentence",
         "f2_note": "Half-open range of Python string indices (code points), not UTF-8 byte offsets: "
-                   "character 4321 is byte 12,961.",
+                   "character {start} is byte {byte:,}.",
         "f3_title": "Figure 3 | What the model is sent (UTF-8 bytes of message content)",
         "f3_baseline": "Baseline: full text\nof all 12 candidates",
         "f3_protocol": "Manifest + locations\n+ one page",
@@ -93,9 +93,9 @@ LABELS: dict[str, dict[str, str]] = {
         "f2_search": "search_evidence(query)\n→ 清单：doc_id、标题、修订日期、\n   字符数、sha256、40 字符预览",
         "f2_locate": "locate_evidence(term)\n→ 位置：{doc_id: d03,\n   offset: 4321}",
         "f2_read": "read_evidence(doc_id, offset, limit)\n→ 一页正文＋修订、sha256、\n   [start, end)、next_offset",
-        "f2_doc": "d03：4,339 个字符",
-        "f2_range": "[4321, 4339)：答案句",
-        "f2_note": "页范围为 Python 字符串的半开区间 [start, end)，不是 UTF-8 字节偏移：第 4321 个字符位于第 12,961 字节。",
+        "f2_doc": "{doc_id}：{total:,} 个字符",
+        "f2_range": "[{start}, {end})：答案句",
+        "f2_note": "页范围为 Python 字符串的半开区间 [start, end)，不是 UTF-8 字节偏移：第 {start} 个字符位于第 {byte:,} 字节。",
         "f3_title": "图 3｜发给模型的内容（消息 content 的 UTF-8 字节数）",
         "f3_baseline": "基线：12 条候选全文",
         "f3_protocol": "清单＋定位结果＋一页",
@@ -158,10 +158,18 @@ def figure1(result: Mapping[str, Any], lang: str = "en") -> Figure:
 
 
 def figure2(result: Mapping[str, Any], lang: str = "en") -> Figure:
-    """Manifest → location → text, with d03 as a strip and the half-open answer range marked."""
+    """Manifest → location → text, with the cited document as a strip and its half-open range marked.
+
+    Needs only ``result["citation"]`` (doc_id, start, end); sizes come from the article corpus.
+    """
+    from .corpus import article_corpus
+
     t = LABELS[lang]
     c = result["citation"]
-    total = 4339
+    text = next(d.text for d in article_corpus() if d.doc_id == c["doc_id"])
+    total = len(text)
+    fmt = {"doc_id": c["doc_id"], "total": total, "start": c["start"], "end": c["end"],
+           "byte": len(text[: c["start"]].encode("utf-8"))}
     with plt.rc_context(style(lang)):
         fig, ax = _canvas(t["f2_title"], size=(8.0, 4.0))
         for k, key in enumerate(("f2_search", "f2_locate", "f2_read")):
@@ -171,16 +179,16 @@ def figure2(result: Mapping[str, Any], lang: str = "en") -> Figure:
                 _arrow(ax, (x + 0.312, 0.72), (x + 0.333, 0.72))
         y, x0, w = 0.26, 0.04, 0.92
         ax.add_patch(Rectangle((x0, y), w, 0.08, fc="#f2f2f2", ec="#666666", lw=0.8))
-        ax.text(x0, y + 0.11, t["f2_doc"], fontsize=8.5)
+        ax.text(x0, y + 0.11, t["f2_doc"].format(**fmt), fontsize=8.5)
         s = x0 + w * c["start"] / total
         e = x0 + w * c["end"] / total
         ax.add_patch(Rectangle((s, y), max(e - s, 0.006), 0.08, fc=GOLD, ec=GOLD))
-        ax.annotate(t["f2_range"], xy=(s, y), xytext=(0.58, 0.13), fontsize=8.5,
+        ax.annotate(t["f2_range"].format(**fmt), xy=(s, y), xytext=(0.58, 0.13), fontsize=8.5,
                     arrowprops={"arrowstyle": "-|>", "color": "#444444", "lw": 1})
         for pos, label in ((0, "0"), (total, f"{total:,}")):
             ax.text(x0 + w * pos / total, y - 0.035, label, ha="center", fontsize=7)
         _arrow(ax, (0.86, 0.55), (e, y + 0.09))
-        fig.text(0.01, 0.02, t["f2_note"], fontsize=7, color="#555555")
+        fig.text(0.01, 0.02, t["f2_note"].format(**fmt), fontsize=7, color="#555555")
     return fig
 
 

@@ -1,0 +1,66 @@
+"""Static hygiene of the committed notebooks (nbval checks their outputs; this checks the rest)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ALL = sorted(p for p in (ROOT / "notebooks").rglob("*.ipynb")
+             if ".ipynb_checkpoints" not in p.parts and "workspace" not in p.parts)
+SERIES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SERIES = [p for p in SERIES if not p.name.startswith("00_")]
+MACHINE_PATH = re.compile(r"(/tmp/|/root/|/home/\w+|/private/var/|/var/folders/|C:\\\\Users|/work/)")
+
+
+def _nb(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _ids(paths):
+    return [p.relative_to(ROOT / "notebooks").as_posix() for p in paths]
+
+
+@pytest.mark.parametrize("path", ALL, ids=_ids(ALL))
+def test_notebook_is_committed_executed_in_order_without_clock_times(path):
+    nb = _nb(path)
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    assert "widgets" not in nb["metadata"], "saved widget state carries random model ids"
+    code = [c for c in nb["cells"] if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+    assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
+    for c in nb["cells"]:
+        assert "execution" not in c.get("metadata", {}), "per-cell timing metadata is a clock time"
+
+
+@pytest.mark.parametrize("path", ALL, ids=_ids(ALL))
+def test_notebook_outputs_show_no_errors_paths_or_addresses(path):
+    for c in _nb(path)["cells"]:
+        tags = c.get("metadata", {}).get("tags", [])
+        for out in c.get("outputs", []):
+            if out["output_type"] == "error":
+                assert "raises-exception" in tags
+            text = json.dumps(out, ensure_ascii=False)
+            assert not MACHINE_PATH.search(text), MACHINE_PATH.search(text).group(0)
+            assert not re.search(r" at 0x[0-9a-f]{6,}", text)
+
+
+@pytest.mark.parametrize("path", SERIES, ids=_ids(SERIES))
+def test_series_notebook_opens_with_goals_and_closes_with_what_we_saw(path):
+    cells = [c for c in _nb(path)["cells"] if c.get("id") != "nav"]
+    first, last = "".join(cells[0]["source"]), "".join(cells[-1]["source"])
+    assert first.startswith(f"# {path.name[:2]} · ") and "What you will learn" in first
+    assert "## What we saw" in last
+
+
+def test_navigation_and_index_are_generated_and_up_to_date():
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "nbnav.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for path in SERIES:
+        nav = _nb(path)["cells"][0]
+        assert nav["id"] == "nav" and "[index](00_index.ipynb)" in "".join(nav["source"])

@@ -1,0 +1,306 @@
+"""Workshop part 3: citations and failure scenarios (notebooks 03 and 04).
+
+Exercises: q1 cite the answer sentence from a page, q2 say why each citation fails, q3 find a
+keyword that locates the answer (scenario 3, keyword miss), q4 spot the entries a manifest leaks
+(scenario 5). Used by ``notebooks/exercises/workshop_part3.ipynb``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+from ..access import Access, Principal
+from ..citations import REASONS, Citation, verify_citation
+from ..corpus import ANSWER, ANSWER_DOC_ID, QUESTION, Document, article_corpus
+from ..errors import EvidenceError
+from ..index import EvidenceIndex, sha256_hex
+from ..ledger import Ledger
+from ..tools import evidence_tools
+from ._shared import cut, show, temp_index, unlimited
+from .core import Exercise, NotAttempted, Result, ____, correct, incorrect
+
+__all__ = ["CITATION_CASES", "MISSED_TERM", "READ_ARGS", "citation_cases", "naive_manifest", "q1", "q2", "q3",
+           "q4", "run_session", "tenant_documents", "viewer"]
+
+#: The session's one read: from a little before the hit to the end of d03.
+READ_ARGS = {"doc_id": ANSWER_DOC_ID, "offset": 4300, "limit": 300}
+#: 每批最多 "at most per batch": the question's own words (from QUESTION), which the notes never use.
+MISSED_TERM = "每批最多"
+assert MISSED_TERM in QUESTION
+
+
+def run_session(tools: Iterable[Any]) -> dict[str, Any]:
+    """The agent's session for this part: search, locate 单批上限, one read with :data:`READ_ARGS`.
+
+    Returns the page. With a ledger bound into ``tools`` the read is recorded.
+    """
+    search, locate, read = tools
+    search.invoke({"query": "批处理上限"})
+    locate.invoke({"term": "单批上限"})
+    return json.loads(read.invoke(READ_ARGS))
+
+
+@contextmanager
+def _session() -> Iterator[tuple[EvidenceIndex, Ledger, dict[str, Any]]]:
+    """(index, ledger, page) after :func:`run_session` on a fresh index of the article's corpus."""
+    with temp_index() as index:
+        ledger = Ledger(unlimited())
+        page = run_session(evidence_tools(index, ledger=ledger))
+        yield index, ledger, page
+
+
+def _answer_range() -> tuple[int, int]:
+    text = next(d for d in article_corpus() if d.doc_id == ANSWER_DOC_ID).text
+    start = text.index(ANSWER)
+    return start, start + len(ANSWER)
+
+
+# -- q1 · cite the answer sentence -----------------------------------------------------------------------
+
+_CITATION_FIELDS = ("doc_id", "revision", "start", "end", "sha256")
+
+
+def _check_citation(answer: Any) -> Result:
+    if isinstance(answer, Mapping):
+        return incorrect("a citation is a Citation object, not a dict: use Citation(...) or Citation.from_page(...)")
+    if not isinstance(answer, Citation):
+        return incorrect(f"the answer should be a Citation, got {show(answer)}")
+    if any(getattr(answer, f) is ____ for f in _CITATION_FIELDS):
+        raise NotAttempted
+    start, end = _answer_range()
+    with _session() as (index, ledger, page):
+        check = verify_citation(index, answer, ledger)
+        text = index.snapshot(ANSWER_DOC_ID).text
+    if not check.ok:
+        if check.reason == "never_read" and (answer.start, answer.end) == (start - page["start"], end - page["start"]):
+            return incorrect(f"verify_citation says never_read: [{answer.start}, {answer.end}) is an offset inside "
+                             "the page, but citations use offsets in the document: add page['start']")
+        return incorrect(f"verify_citation says {check.reason}: {REASONS[check.reason]}")
+    got = (answer.start, answer.end)
+    if got == (start, end):
+        note = "" if answer.quote is not None else " Tip: keep quote=... so a reader can check the text too."
+        return correct(f"{answer} was read in this session and holds exactly the answer sentence ({ANSWER}).{note}")
+    if answer.start <= start and end <= answer.end:
+        extra = (answer.end - answer.start) - (end - start)
+        return incorrect(f"[{answer.start}, {answer.end}) checks out but also cites {extra} characters around the "
+                         "answer sentence; cite just the sentence")
+    return incorrect(f"[{answer.start}, {answer.end}) quotes {cut(text[answer.start:answer.end])}, not the whole "
+                     "answer sentence")
+
+
+q1 = Exercise(
+    "3.1", "Cite the answer sentence",
+    checker=_check_citation,
+    ask="set citation to a Citation of exactly the answer sentence inside the page you read, then run this cell "
+        "again.",
+    hint="Find the sentence inside page['text'] with str.index, then add page['start'] to get document offsets. "
+         "Citation.from_page(page, start, end) fills in doc_id, revision, sha256 and the quote.",
+    stub="""
+citation = ____
+""",
+    solution="""
+start = page["start"] + page["text"].index(ANSWER)
+citation = Citation.from_page(page, start, start + len(ANSWER))
+print(citation, citation.quote)
+""",
+)
+
+
+# -- q2 · why does each citation fail? -------------------------------------------------------------------
+
+def citation_cases() -> dict[str, tuple[Citation, str]]:
+    """label -> (citation, why). Verdicts are computed with verify_citation, ``why`` explains them."""
+    doc = next(d for d in article_corpus() if d.doc_id == ANSWER_DOC_ID)
+    start, end = _answer_range()
+    good = Citation(doc.doc_id, doc.revision, start, end, sha256_hex(doc.text.encode("utf-8")), ANSWER)
+    read_start = READ_ARGS["offset"]
+    return {
+        "a": (good, "the answer sentence, read in this session, quoted exactly"),
+        "b": (replace(good, start=0, end=len(ANSWER), quote=None),
+              "the range exists, but no tool call ever returned it"),
+        # 单批上限为500条 "at most 500 items per batch": a misquote.
+        "c": (replace(good, quote=ANSWER.replace("200", "500")), "the quote differs from the text at that range"),
+        "d": (replace(good, revision="2026-09-01"), "it names a revision the index no longer holds"),
+        "e": (replace(good, end=len(doc.text) + 100, quote=None), "the range runs past the end of the document"),
+        "f": (replace(good, doc_id="d3"), "there is no document d3 (the ids are d00..d11)"),
+        "g": (replace(good, start=read_start - 10, quote=None),
+              f"it starts 10 characters before the read began at {read_start}: part of it was never read"),
+    }
+
+
+CITATION_CASES = {label: c for label, (c, _) in citation_cases().items()}
+
+
+def _check_reasons(answer: Any) -> Result:
+    if not isinstance(answer, Mapping):
+        return incorrect(f"the answer should be a dict like {{'a': 'ok', ...}}, got {show(answer)}")
+    cases = citation_cases()
+    with _session() as (index, ledger, _):
+        expected = {label: verify_citation(index, c, ledger).reason for label, (c, _) in cases.items()}
+    missing = [k for k in expected if k not in answer or answer[k] is ____]
+    if len(missing) == len(expected):
+        raise NotAttempted
+    if missing:
+        return incorrect(f"no reason for {', '.join(missing)} yet")
+    for label, reason in answer.items():
+        if label not in expected:
+            return incorrect(f"there is no citation labelled {label!r}")
+        if reason not in REASONS:
+            return incorrect(f"{reason!r} for ({label}) is not one of the reasons in REASONS")
+    wrong = [k for k in expected if answer[k] != expected[k]]
+    if wrong:
+        k = wrong[0]
+        verb = "is" if len(wrong) == 1 else "are"
+        return incorrect(f"{len(wrong)} of {len(expected)} {verb} wrong. ({k}) {cases[k][0]}: you said {answer[k]}, "
+                         f"but verify_citation says {expected[k]}: {cases[k][1]}")
+    return correct(f"all {len(expected)} right. Only (a) would support an answer; note (b) and (g): a range can "
+                   "exist in the document and still be uncitable, because nobody read it.")
+
+
+q2 = Exercise(
+    "3.2", "Why does each citation fail?",
+    checker=_check_reasons,
+    ask="set reasons to a dict from each label (a to g) to the reason verify_citation gives, then run this cell "
+        "again.",
+    hint="The reasons are the keys of REASONS. verify_citation checks in this order: the doc_id exists, the "
+         "revision and sha256 match, the range is inside the document, some read covered the range, the quote "
+         "matches. The first failing check is the reason.",
+    stub="""
+reasons = {"a": ____, "b": ____, "c": ____, "d": ____, "e": ____, "f": ____, "g": ____}
+""",
+    solution="""
+reasons = {"a": "ok", "b": "never_read", "c": "text_mismatch", "d": "document_changed",
+           "e": "out_of_bounds", "f": "unknown_doc_id", "g": "never_read"}
+""",
+    solution_note="Check yourself: verify_citation(index, CITATION_CASES[label], ledger).reason for each label.",
+)
+
+
+# -- q3 · scenario 3: a keyword miss is not "no answer" ----------------------------------------------------
+
+def _check_term(answer: Any) -> Result:
+    if not isinstance(answer, str):
+        return incorrect(f"the answer should be a str (the term to locate), got {show(answer)}")
+    start, end = _answer_range()
+    with temp_index() as index:
+        locate = evidence_tools(index)[1]
+        try:
+            hits = json.loads(locate.invoke({"term": answer}))
+        except EvidenceError as e:
+            return incorrect(f"locate_evidence refuses {cut(answer)} with {e.code}: {e.message}")
+    if not hits:
+        return incorrect(f"locate_evidence({answer!r}) returns []: no literal match, which is no evidence that no "
+                         "note states the rule. The notes word it differently; use words from the answer sentence")
+    docs = [h["doc_id"] for h in hits]
+    if docs != [ANSWER_DOC_ID]:
+        return incorrect(f"{answer!r} matches {len(hits)} position(s), in {', '.join(docs)}: too broad. The list is "
+                         "capped at 5 positions, so a broad term can even push out the document you need")
+    offset = hits[0]["offset"]
+    inside = "inside" if start <= offset < end else "outside"
+    return correct(f"locate_evidence({answer!r}) finds only {ANSWER_DOC_ID}, at offset {offset}, {inside} the answer "
+                   f"sentence [{start}, {end}). The empty list for {MISSED_TERM!r} meant 'no literal match', never "
+                   "'no such rule'.")
+
+
+q3 = Exercise(
+    "3.3", "A keyword miss is not 'no answer'",
+    checker=_check_term,
+    ask="set term to a keyword that locate_evidence finds in d03 and in no other document, then run this cell "
+        "again.",
+    hint=f"{MISSED_TERM!r} comes from the question; the notes never use it. The answer sentence (part 1) says "
+         "单批上限 ('per-batch limit') and 超时 ('timeout'); the 11 other notes end with 本条没有批处理上限参数, "
+         "which also contains 上限.",
+    stub="""
+term = ____
+""",
+    solution="""
+term = "单批上限"
+print(locate.invoke({"term": term}))
+""",
+)
+
+
+# -- q4 · scenario 5: spot the entries a manifest leaks ----------------------------------------------------
+
+def tenant_documents() -> list[Document]:
+    """Six documents in two tenants with different grants (English text; the ACL is the lesson)."""
+    return [
+        Document("acme-runbook", "ACME ops runbook", "r3", "Restart the batch worker before 06:00.", Access("acme")),
+        Document("acme-salaries", "ACME salaries 2026", "r1", "Salary bands for 2026, finance only.",
+                 Access("acme", read={"group:finance"})),
+        Document("acme-roadmap", "ACME product roadmap", "r2", "Q3: ship the new batch scheduler.",
+                 Access("acme", read={"user:alice"}, discover={"*"})),
+        Document("globex-manual", "Globex operator manual", "r7", "Globex batch limits: 500 per run.",
+                 Access("globex")),
+        Document("globex-plan", "Globex merger plan", "r7", "Globex plans to acquire ACME in Q4.",
+                 Access("globex", read={"user:bob"})),
+        Document("open-faq", "Public FAQ", "r1", "Batch jobs run nightly.", None),
+    ]
+
+
+#: The user every exercise in q4 acts for: bob, authenticated in tenant acme.
+viewer = Principal("acme", "bob")
+
+
+def naive_manifest(index: EvidenceIndex, principal: Principal) -> list[dict[str, object]]:
+    """A BROKEN manifest builder, for the exercise: it matches grant names but forgets the tenant."""
+    rows = []
+    for e in index:
+        a = e.access
+        grants = None if a is None else (a.discover if a.discover is not None else a.read)
+        if grants is None or grants & principal.names:
+            rows.append(e.manifest_entry())
+    return rows
+
+
+_WHY_NOT_LEAK = {"acme-roadmap": "acme-roadmap may be *discovered* by everyone in acme (discover={'*'}); bob may "
+                                 "see its entry. Reading it will still be refused: an entry is not a permission"}
+
+
+def _check_leaks(answer: Any) -> Result:
+    if isinstance(answer, str) or not isinstance(answer, (set, frozenset, list, tuple)):
+        return incorrect(f"the answer should be a set of doc_ids, got {show(answer)}")
+    if any(not isinstance(x, str) for x in answer):
+        return incorrect("every element should be a doc_id (a str)")
+    got = set(answer)
+    with temp_index(tenant_documents()) as index:
+        shown = [row["doc_id"] for row in naive_manifest(index, viewer)]
+        allowed = {e.doc_id for e in index.visible(viewer, "discover")}
+        entries = {e.doc_id: e for e in index}
+    expected = {d for d in shown if d not in allowed}
+    if got == expected:
+        return correct(f"{', '.join(sorted(expected))} leak: their grants look right, but in tenant "
+                       f"{entries[sorted(expected)[0]].access.tenant}. Filter with the index before building the "
+                       "manifest (index.visible(principal)), so no title, preview or count of a hidden document "
+                       "is ever made.")
+    not_shown = sorted(got - set(shown))
+    if not_shown:
+        return incorrect(f"{not_shown[0]!r} is not in the manifest shown to bob")
+    extra = sorted(got - expected)
+    if extra:
+        return incorrect(_WHY_NOT_LEAK.get(extra[0], f"{extra[0]} is one bob may see"))
+    d = sorted(expected - got)[0]
+    a = entries[d].access
+    return incorrect(f"{d} leaks: its grants ({', '.join(sorted(a.read))}) apply inside tenant {a.tenant}, and bob "
+                     f"is authenticated in {viewer.tenant}")
+
+
+q4 = Exercise(
+    "3.4", "Spot the leaking manifest entries",
+    checker=_check_leaks,
+    ask="set leaked to the set of doc_ids in the manifest that bob must not see, then run this cell again.",
+    hint="Compare the manifest with index.visible(viewer, 'discover'), which checks tenant and grants. Look at "
+         "each entry's Access: which tenant is it in?",
+    stub="""
+leaked = ____  # a set of doc_ids
+""",
+    solution="""
+may_see = {e.doc_id for e in tenant_index.visible(viewer, "discover")}
+leaked = {row["doc_id"] for row in manifest} - may_see
+print(sorted(leaked))
+""",
+)

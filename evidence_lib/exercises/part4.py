@@ -1,0 +1,324 @@
+"""Workshop part 4: budgets, dedupe and loading only what the task needs (notebooks 04, 05 and 06).
+
+Exercises: q1 what a hundred tiny reads really cost (scenario 4), q2 a Budget that stops the loop but
+lets the real task through, q3 when a read is already covered (the ledger's dedupe), q4 which tool
+schemas to load for a task. Used by ``notebooks/exercises/workshop_part4.ipynb``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..access import Access, Principal, allowed
+from ..corpus import ANSWER_DOC_ID, REVISION, article_corpus
+from ..ledger import Budget, Ledger, LedgerEntry, ReadRecord
+from ..measure import Size, utf8_bytes
+from ..tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
+from ._shared import is_int, pair_of_ints, show, temp_index, unlimited
+from .core import Exercise, Result, call, correct, incorrect
+
+__all__ = ["COVERAGE_CASES", "MAX_TINY_READS", "ONE_READ", "REAL_TASK", "TASK", "TASK_CALLS", "TINY_READS",
+           "agent", "q1", "q2", "q3", "q4", "run_calls"]
+
+_D03 = next(d for d in article_corpus() if d.doc_id == ANSWER_DOC_ID)
+
+#: Scenario 4: a hundred one-character reads of d03 ...
+TINY_READS: list[dict[str, Any]] = [{"doc_id": ANSWER_DOC_ID, "offset": i, "limit": 1} for i in range(100)]
+#: ... against one read of the same hundred characters.
+ONE_READ: dict[str, Any] = {"doc_id": ANSWER_DOC_ID, "offset": 0, "limit": len(TINY_READS)}
+#: The real task: search, locate 单批上限 ("per-batch limit"), one full page ending with the answer.
+REAL_TASK: list[tuple[str, dict[str, Any]]] = [
+    ("search_evidence", {"query": "批处理上限"}),
+    ("locate_evidence", {"term": "单批上限"}),
+    ("read_evidence", {"doc_id": ANSWER_DOC_ID, "offset": len(_D03.text) - MAX_PAGE_CHARS, "limit": MAX_PAGE_CHARS}),
+]
+#: q2: the tiny-read loop must be stopped before this many reads have been sent.
+MAX_TINY_READS = 10
+
+
+def run_calls(tools: Any, calls: Sequence[tuple[str, Mapping[str, Any]]], prefix: str = "call") -> list:
+    """Run ``(tool name, args)`` pairs as an agent loop would; one ToolMessage per call, never raises."""
+    return [run_tool_call(tools, tool_call(name, args, f"{prefix}-{i}")) for i, (name, args) in enumerate(calls, 1)]
+
+
+def _tiny_and_one() -> tuple[list, list]:
+    with temp_index() as index:
+        tools = evidence_tools(index)
+        loop = run_calls(tools, [("read_evidence", a) for a in TINY_READS], "tiny")
+        one = run_calls(tools, [("read_evidence", ONE_READ)], "one")
+        return loop, one
+
+
+# -- q1 · what a hundred tiny reads cost ------------------------------------------------------------------
+
+def _check_overhead(answer: Any) -> Result:
+    if not pair_of_ints(answer):
+        return incorrect(f"the answer should be a pair of ints (loop bytes, one-read bytes), got {show(answer)}")
+    loop, one = _tiny_and_one()
+    loop_size, one_size = Size.of(*loop), Size.of(*one)
+    expected = (loop_size.utf8_bytes, one_size.utf8_bytes)
+    got = tuple(answer)
+    if got == expected:
+        return correct(f"the loop sends {expected[0]:,} bytes in {len(loop)} ToolMessages for the same "
+                       f"{ONE_READ['limit']} characters one read sends in {expected[1]:,} bytes: "
+                       f"{expected[0] / expected[1]:.1f}x more. Each page repeats doc_id, revision, sha256, "
+                       "start, end, total_chars and next_offset around one character.")
+    if got == expected[::-1]:
+        return incorrect("the two numbers are swapped: the loop first, then the single read")
+    text_bytes = utf8_bytes(_D03.text[: ONE_READ["limit"]])
+    if text_bytes in got:
+        return incorrect(f"{text_bytes:,} counts only the text; the model sees every whole ToolMessage: doc_id, "
+                         "revision, a 64-character sha256, start, end, total_chars and next_offset come with "
+                         "every page")
+    if got == (loop_size.cl100k_tokens, one_size.cl100k_tokens):
+        return incorrect("those are cl100k tokens; the question asks for UTF-8 bytes")
+    if got == (loop_size.chars, one_size.chars):
+        return incorrect("those are characters; the question asks for UTF-8 bytes")
+    if got[0] == expected[0]:
+        return incorrect(f"the loop is right, but {got[1]:,} is not the single read's size")
+    if got[0] == expected[1] * len(TINY_READS) or got[0] == Size.of(loop[0]).utf8_bytes:
+        return incorrect("measure all 100 ToolMessages of the loop (Size.of(*loop))")
+    return incorrect(f"({got[0]:,}, {got[1]:,}) are not the UTF-8 sizes of the two sets of ToolMessages")
+
+
+q1 = Exercise(
+    "4.1", "What a hundred tiny reads cost",
+    checker=_check_overhead,
+    ask="set tiny_cost to the pair (UTF-8 bytes of the 100 tiny-read ToolMessages, UTF-8 bytes of the one "
+        "100-character read), then run this cell again.",
+    hint="run_calls(tools, [...]) gives you the ToolMessages; Size.of(*messages).utf8_bytes measures all of "
+         "them together, envelope included.",
+    stub="""
+tiny_cost = ____  # (bytes of the loop, bytes of the one read)
+""",
+    solution="""
+loop = run_calls(tools, [("read_evidence", args) for args in TINY_READS], "tiny")
+one = run_calls(tools, [("read_evidence", ONE_READ)], "one")
+tiny_cost = (Size.of(*loop).utf8_bytes, Size.of(*one).utf8_bytes)
+print(tiny_cost)
+""",
+)
+
+
+# -- q2 · a budget that stops the loop but not the task -----------------------------------------------------
+
+def _refusal(message) -> tuple[str, str | None]:
+    body = json.loads(message.content)
+    return body.get("error", ""), body.get("reason")
+
+
+def _task_totals() -> dict[str, int]:
+    """What the real task spends with no limits (to say how far a budget is off)."""
+    with temp_index() as index:
+        ledger = Ledger(unlimited())
+        run_calls(evidence_tools(index, ledger=ledger), REAL_TASK, "task")
+        return ledger.totals()
+
+
+def _check_budget(answer: Any) -> Result:
+    if not isinstance(answer, Budget):
+        return incorrect(f"the answer should be a Budget(...), got {show(answer)}")
+    for name, value in vars(answer).items():
+        if value is not None and not (is_int(value) and value > 0):
+            return incorrect(f"{name} should be a positive int or None (no limit), got {show(value)}")
+    with temp_index() as index:
+        task_ledger = Ledger(answer)
+        task = run_calls(evidence_tools(index, ledger=task_ledger), REAL_TASK, "task")
+        loop_ledger = Ledger(answer)
+        loop = run_calls(evidence_tools(index, ledger=loop_ledger), [("read_evidence", a) for a in TINY_READS],
+                         "tiny")
+    for i, message in enumerate(task, 1):
+        if message.status == "error":
+            code, reason = _refusal(message)
+            need = _task_totals()
+            return incorrect(f"the real task was refused at call {i} of {len(task)} ({message.name}: {code}, limit "
+                             f"{reason}). The whole task needs {need['calls']} calls, {need['chars']:,} chars, "
+                             f"{need['bytes']:,} bytes and {need['tokens']:,} tokens: the budget is too tight")
+    sent = len(loop_ledger.charged)
+    stopped = [m for m in loop if m.status == "error"]
+    if not stopped:
+        spent = loop_ledger.totals()
+        return incorrect(f"all {len(loop)} tiny reads went through ({spent['bytes']:,} bytes, {spent['tokens']:,} "
+                         "tokens): nothing stops the loop")
+    if sent > MAX_TINY_READS:
+        return incorrect(f"the loop was stopped only after {sent} reads; stop it within {MAX_TINY_READS}")
+    code, reason = _refusal(stopped[0])
+    t = task_ledger.totals()
+    return correct(f"the loop was stopped after {sent} read(s) with {code} (limit: {reason}), and the real task "
+                   f"went through: {t['calls']} calls, {t['bytes']:,} bytes, {t['tokens']:,} tokens. Refused calls "
+                   "are recorded but never charged.")
+
+
+q2 = Exercise(
+    "4.2", "A budget that stops the tiny-read loop",
+    checker=_check_budget,
+    ask=f"set budget to a Budget(...) that lets the real task through but stops the tiny-read loop within "
+        f"{MAX_TINY_READS} reads, then run this cell again.",
+    hint="Measure the real task first (run it with an unlimited ledger and print ledger.totals()). The loop has "
+         "many calls on one document, each small; the task has 3 calls and one read of d03. Which limit tells them "
+         "apart: max_calls, max_reads_per_doc, or the size limits?",
+    stub="""
+budget = ____  # Budget(max_calls=..., max_chars=..., max_bytes=..., max_tokens=..., max_reads_per_doc=...)
+""",
+    solution="""
+budget = Budget(max_calls=10, max_chars=6_000, max_bytes=16_000, max_tokens=6_000, max_reads_per_doc=2)
+""",
+    solution_note="Many budgets pass. max_reads_per_doc is the one that names the problem: the loop hammers one "
+                  "document, the task reads it once.",
+)
+
+
+# -- q3 · dedupe: is a read already covered? --------------------------------------------------------------
+
+#: (earlier reads of one document, start, end). Ranges are non-empty and half-open.
+COVERAGE_CASES: list[tuple[list[tuple[int, int]], int, int]] = [
+    ([(0, 800)], 100, 200),
+    ([(0, 800)], 700, 900),
+    ([(0, 800), (800, 1600)], 700, 900),
+    ([(800, 1600), (0, 800)], 0, 1600),
+    ([(0, 800), (801, 1600)], 700, 900),
+    ([], 0, 10),
+    ([(0, 100), (50, 300), (200, 400)], 10, 390),
+    ([(100, 200)], 100, 200),
+    ([(100, 200)], 99, 200),
+    ([(100, 200)], 100, 201),
+    ([(0, 10), (3, 5)], 0, 10),
+    ([(4321, 4339)], 4321, 4339),
+]
+
+
+def _library_covered(earlier: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
+    ledger = Ledger(unlimited(), [
+        LedgerEntry(i, "read_evidence", "ok", read=ReadRecord(ANSWER_DOC_ID, REVISION, s, e))
+        for i, (s, e) in enumerate(earlier, 1)
+    ])
+    return ledger.covering(ANSWER_DOC_ID, REVISION, start, end)
+
+
+def _check_is_covered(is_covered: Any) -> Result:
+    if not callable(is_covered):
+        return incorrect(f"is_covered should be a function, got {show(is_covered)}")
+    for earlier, start, end in COVERAGE_CASES:
+        used = _library_covered(earlier, start, end)
+        expected = bool(used)
+        got = call(is_covered, [tuple(r) for r in earlier], start, end, name="is_covered")
+        where = f"is_covered({earlier}, {start}, {end})"
+        if not isinstance(got, bool):
+            return incorrect(f"{where} should return True or False, got {show(got)}")
+        if got == expected:
+            continue
+        if expected:
+            how = (f"{' and '.join(f'[{s}, {e})' for s, e in used)} cover it together" if len(used) > 1
+                   else f"[{used[0][0]}, {used[0][1]}) covers it")
+            return incorrect(f"{where} should be True: {how}")
+        gap = next(i for i in range(start, end) if not any(s <= i < e for s, e in earlier))
+        return incorrect(f"{where} should be False: character {gap} was never sent (ranges are half-open: "
+                         "[s, e) holds s .. e-1)")
+    return correct(f"is_covered agrees with Ledger.covering on all {len(COVERAGE_CASES)} cases, including reads "
+                   "that only cover a range together. A covered read is answered already_read, without text.")
+
+
+q3 = Exercise(
+    "4.3", "Dedupe: is this read already covered?",
+    checker=_check_is_covered,
+    ask="fill in is_covered(earlier, start, end), then run this cell again.",
+    hint="Sort the earlier ranges by start. Walk them with reach = start: a range (s, e) extends the covered "
+         "prefix when s <= reach < e (then reach = e). The read is covered once reach >= end.",
+    stub='''
+def is_covered(earlier, start, end):
+    """True if the ranges in earlier (half-open (s, e) pairs) together cover [start, end)."""
+    return ____
+''',
+    solution='''
+def is_covered(earlier, start, end):
+    """True if the ranges in earlier (half-open (s, e) pairs) together cover [start, end)."""
+    reach = start
+    for s, e in sorted(earlier):
+        if s <= reach < e:
+            reach = e
+        if reach >= end:
+            return True
+    return False
+''',
+)
+
+
+# -- q4 · which tool schemas to load -------------------------------------------------------------------
+
+#: The task in q4, in the words a support agent would hear.
+TASK = "Customer C-00417 asks whether refund RF-0001 has been approved yet; look it up and tell them by SMS."
+#: The calls that do the task. 您的退款申请RF-0001正在审批中。 "Your refund request RF-0001 is pending approval."
+TASK_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("query_refund_status", {"refund_id": "RF-0001"}),
+    ("send_customer_message", {"customer_id": "C-00417", "channel": "sms", "text": "您的退款申请RF-0001正在审批中。"}),
+]
+
+
+def _toolbox():
+    from ..toolbox import after_sales_toolbox
+
+    return after_sales_toolbox()
+
+
+def _agent() -> Principal:
+    from ..catalog import TENANT
+
+    return Principal(TENANT, "agent-7", groups={"support"})
+
+
+#: The support agent the application authenticated (q4).
+agent = _agent()
+
+
+def _check_schemas(answer: Any) -> Result:
+    from ..toolbox import MAX_LOAD, measure_schema_loading
+
+    if isinstance(answer, str) or not isinstance(answer, (list, tuple, set, frozenset)):
+        return incorrect(f"the answer should be a list of tool names, got {show(answer)}")
+    names = list(dict.fromkeys(sorted(answer) if isinstance(answer, (set, frozenset)) else answer))
+    if any(not isinstance(n, str) for n in names):
+        return incorrect("every element should be a tool name (a str)")
+    toolbox = _toolbox()
+    unknown = [n for n in names if n not in toolbox.specs]
+    if unknown:
+        return incorrect(f"{unknown[0]!r} is not a registered tool; find_tools(...) returns the names")
+    everything = Size.of(json.dumps(toolbox.all_schemas(), ensure_ascii=False)).utf8_bytes
+    if len(names) > MAX_LOAD:
+        return incorrect(f"load_tools takes at most {MAX_LOAD} names, and you picked {len(names)}. All "
+                         f"{len(toolbox.specs)} schemas up front would be {everything:,} bytes in every request")
+    needed = [name for name, _ in TASK_CALLS]
+    for name, args in TASK_CALLS:  # the task really is doable with these tools, for this agent
+        toolbox.execute(agent, name, args)
+    missing = [n for n in needed if n not in names]
+    if missing:
+        return incorrect(f"the task also needs {missing[0]} ({toolbox.specs[missing[0]].purpose.rstrip('.')})")
+    extra = [n for n in names if n not in needed]
+    if extra:
+        spec = toolbox.specs[extra[0]]
+        may = allowed(Access(toolbox.tenant, read=spec.grants), agent, "read")
+        refusal = "" if may else ", and this agent may not run it: execute would answer unknown_tool"
+        return incorrect(f"{extra[0]} is not needed for this task ({spec.purpose.rstrip('.')}){refusal}")
+    m = measure_schema_loading(toolbox, "refund status", load=names)
+    return correct(f"{len(names)} schemas. With find_tools and load_tools the model sees "
+                   f"{m.find_and_load.utf8_bytes:,} bytes of tool definitions instead of "
+                   f"{m.all_up_front.utf8_bytes:,} for all {len(toolbox.specs)} ({m.ratio()}x fewer). Loading a "
+                   "schema grants nothing: execute still checks the agent's grants on every call.")
+
+
+q4 = Exercise(
+    "4.4", "Which tool schemas to load",
+    checker=_check_schemas,
+    ask="set to_load to the list of tool names whose schemas the model needs for TASK, then run this cell again.",
+    hint="Search by purpose: toolbox.find_tools('refund status') and toolbox.find_tools('send message to "
+         "customer'). Querying a refund is not creating or approving one.",
+    stub="""
+to_load = ____  # a list of tool names
+""",
+    solution="""
+print(toolbox.find_tools("refund status", limit=3))
+print(toolbox.find_tools("send message to customer", limit=3))
+to_load = ["query_refund_status", "send_customer_message"]
+""",
+)

@@ -1,0 +1,511 @@
+"""The workshop exercises (evidence_lib.exercises), each checker proven both ways, plus the student copies.
+
+For every exercise: the shipped solution passes, typical wrong answers fail with "Incorrect: because"
+and the right diagnosis, the placeholder says "Not attempted yet", and an answer that raises is
+reported as "Incorrect: because your code raised ...", never raised. The solution code is executed in
+the namespace the solution notebook's own setup cells build, so notebook, library and tests agree.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from evidence_lib import (ANSWER, Budget, Citation, Size, article_corpus, baseline_dump, cl100k_tokens,
+                          reduction_percent, utf8_bytes)
+from evidence_lib.exercises import PARTS, Result, ____, all_exercises, exercise, is_placeholder
+from evidence_lib.exercises.core import Exercise, describe
+from evidence_lib.exercises.part3 import MISSED_TERM
+
+ROOT = Path(__file__).resolve().parents[1]
+EXERCISES_DIR = ROOT / "notebooks" / "exercises"
+SOLUTIONS_DIR = EXERCISES_DIR / "solutions"
+KEYS = list(all_exercises())
+FUNCTION_EXERCISES = {"2.1", "2.2", "4.3"}
+_CHECK = re.compile(r"^q\d+\.check\(")
+_HELP = re.compile(r"^(# .*\n)*# q\d+\.(hint|solution)\(\)$|^q\d+\.(hint|solution)\(\)$")
+
+Namespace = dict[str, Any]
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("make_student_copies", ROOT / "scripts" / "make_student_copies.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["make_student_copies"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+msc = _load_script()
+
+
+# -- the namespaces the notebooks build ------------------------------------------------------------------
+
+def _is_setup(cell) -> bool:
+    if cell.cell_type != "code" or "solution" in cell.metadata.get("tags", []):
+        return False
+    src = cell.source.strip()
+    return bool(src) and not _CHECK.match(src) and not _HELP.match(src)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("workshop")
+
+
+@pytest.fixture(autouse=True)
+def _in_workdir(workdir: Path, monkeypatch) -> None:
+    # The notebooks' stores live under a relative workspace/ folder: stay where they were built.
+    monkeypatch.chdir(workdir)
+
+
+@pytest.fixture(scope="module")
+def namespaces(workdir: Path) -> dict[str, Namespace]:
+    """Per part, the globals after running every setup cell of its solution notebook (not the solutions)."""
+    out: dict[str, Namespace] = {}
+    here = os.getcwd()
+    os.chdir(workdir)
+    try:
+        for i, part in enumerate(PARTS, 1):
+            nb = nbformat.read(SOLUTIONS_DIR / f"workshop_part{i}.ipynb", as_version=4)
+            ns: Namespace = {"__name__": f"workshop_part{i}"}
+            for cell in nb.cells:
+                if _is_setup(cell):
+                    exec(compile(cell.source, f"<workshop_part{i}>", "exec"), ns)
+            out[part] = ns
+    finally:
+        os.chdir(here)
+    return out
+
+
+def ns_for(namespaces: dict[str, Namespace], key: str) -> Namespace:
+    return dict(namespaces[f"part{key.split('.')[0]}"])
+
+
+def solve(namespaces: dict[str, Namespace], key: str) -> Any:
+    ns = ns_for(namespaces, key)
+    ex = exercise(key)
+    exec(ex.solution_code, ns)
+    return ns[ex.answer_name]
+
+
+# -- 1. the solution passes -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key", KEYS)
+def test_solution_passes(namespaces, key):
+    result = exercise(key).check(solve(namespaces, key))
+    assert result.status == "correct", result
+    assert str(result).startswith("Correct: ")
+
+
+# -- 2. the placeholder is "not attempted" -----------------------------------------------------------------
+
+@pytest.mark.parametrize("key", KEYS)
+def test_stub_is_not_attempted(namespaces, key):
+    ex = exercise(key)
+    ns = ns_for(namespaces, key)
+    exec(ex.stub, ns)
+    for answer in (ns[ex.answer_name], ____, None):
+        result = ex.check(answer)
+        assert result.status == "not_attempted"
+        assert repr(result) == f"Not attempted yet: {ex.ask}"
+    assert ex.check().status == "not_attempted"
+
+
+# -- 3. typical wrong answers fail, with the right diagnosis ---------------------------------------------
+
+def _d03() -> str:
+    return next(d.text for d in article_corpus() if d.doc_id == "d03")
+
+
+def _dump() -> str:
+    return baseline_dump(article_corpus())
+
+
+def _page_fn(next_at_end: bool = False, clamp: bool = True, closed: bool = False, by_bytes: bool = False):
+    def read_page(text, offset, limit):
+        end = min(offset + limit, len(text)) if clamp else offset + limit
+        if by_bytes:
+            body = text.encode("utf-8")[offset:end].decode("utf-8", errors="replace")
+        else:
+            body = text[offset:end + 1] if closed else text[offset:end]
+        nxt = end if (next_at_end or end < len(text)) else None
+        return {"start": offset, "end": end, "next_offset": nxt, "text": body}
+    return read_page
+
+
+def _read_all_fn(step: str):
+    def read_all(read, doc_id):
+        parts, offset = [], 0
+        limit = 300 if step == "small pages" else 800
+        while True:
+            page = json.loads(read.invoke({"doc_id": doc_id, "offset": offset, "limit": limit}))
+            parts.append(page["text"])
+            if step == "plus one":
+                if page["next_offset"] is None:
+                    break
+                offset = page["next_offset"] + 1
+            elif step == "until empty":
+                if not page["text"]:
+                    break
+                offset = page["end"]
+            elif step == "stuck":
+                offset = 0
+            else:
+                if page["next_offset"] is None:
+                    break
+                offset = page["next_offset"]
+        return "".join(parts)
+    return read_all
+
+
+def _one_range(earlier, start, end):
+    return any(s <= start and end <= e for s, e in earlier)
+
+
+def _closed_ranges(earlier, start, end):
+    reach = start
+    for s, e in sorted(earlier):
+        if s <= reach <= e:
+            reach = e + 1
+        if reach >= end:
+            return True
+    return False
+
+
+def _page_citation(ns, start_shift=0, end_shift=0, relative=False):
+    page = ns["page"]
+    start = page["start"] + page["text"].index(ANSWER)
+    end = start + len(ANSWER)
+    if relative:
+        return replace(Citation.from_page(page, start, end), start=start - page["start"], end=end - page["start"])
+    return Citation.from_page(page, start + start_shift, end + end_shift)
+
+
+def _codes(**changes):
+    good = {"a": "offset_exceeds_document", "b": "unknown_doc_id", "c": "invalid_page_bounds",
+            "d": "invalid_arguments", "e": "ok", "f": "invalid_term", "g": "invalid_arguments",
+            "h": "invalid_page_bounds"}
+    return {**good, **changes}
+
+
+def _reasons(**changes):
+    good = {"a": "ok", "b": "never_read", "c": "text_mismatch", "d": "document_changed", "e": "out_of_bounds",
+            "f": "unknown_doc_id", "g": "never_read"}
+    return {**good, **changes}
+
+
+def _unlimited_except(**limits):
+    return Budget(**{"max_calls": None, "max_chars": None, "max_bytes": None, "max_tokens": None,
+                     "max_reads_per_doc": None, **limits})
+
+
+def _tiny(ns, unit):
+    loop = ns["run_calls"](ns["tools"], [("read_evidence", a) for a in ns["TINY_READS"]], "t")
+    one = ns["run_calls"](ns["tools"], [("read_evidence", ns["ONE_READ"])], "o")
+    return getattr(Size.of(*loop), unit), getattr(Size.of(*one), unit)
+
+
+def _reduction_of(ns, *names):
+    before = utf8_bytes(ns["baseline"])
+    return reduction_percent(before, Size.of(*(ns[n] for n in names)).utf8_bytes, 1)
+
+
+WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
+    ("1.1", "characters instead of bytes", lambda ns: (len(_dump()), cl100k_tokens(_dump())), "number of characters"),
+    ("1.1", "chars/4 instead of tokens", lambda ns: (utf8_bytes(_dump()), Size.of(_dump()).approx_tokens),
+     "chars/4 estimate"),
+    ("1.1", "swapped", lambda ns: (cl100k_tokens(_dump()), utf8_bytes(_dump())), "swapped"),
+    ("1.1", "not a pair", lambda ns: utf8_bytes(_dump()), "should be a pair"),
+    ("1.2", "closed range", lambda ns: (_d03().index(ANSWER), _d03().index(ANSWER) + len(ANSWER) - 1),
+     "leaves out the last character"),
+    ("1.2", "byte offsets", lambda ns: (utf8_bytes(_d03()[:_d03().index(ANSWER)]), utf8_bytes(_d03())),
+     "UTF-8 byte offsets"),
+    ("1.2", "start and length", lambda ns: (_d03().index(ANSWER), len(ANSWER)), "not the length"),
+    ("1.2", "offset in the dump", lambda ns: (_dump().index(ANSWER), _dump().index(ANSWER) + len(ANSWER)),
+     "inside the dump"),
+    ("1.3", "off by one", lambda ns: 3, "a slice stops *before*"),
+    ("1.3", "all of them", lambda ns: 12, "a smaller top_k does too"),
+    ("1.3", "a string", lambda ns: "4", "should be an int"),
+    ("1.4", "measured with chars/4", lambda ns: 12, "chars/4 estimate"),
+    ("1.4", "one too many", lambda ns: 4, "over 16,000"),
+    ("1.4", "measured bytes", lambda ns: 1, "counted UTF-8 bytes"),
+    ("2.1", "next_offset never None", lambda ns: _page_fn(next_at_end=True), "next_offset should be None"),
+    ("2.1", "end not clamped", lambda ns: _page_fn(clamp=False), "cannot run past the end"),
+    ("2.1", "end included", lambda ns: _page_fn(closed=True), "text should be text[start:end]"),
+    ("2.1", "byte offsets", lambda ns: _page_fn(by_bytes=True), "text should be text[start:end]"),
+    ("2.1", "returns a list", lambda ns: (lambda text, offset, limit: [offset]), "should return a dict"),
+    ("2.2", "skips a character per page", lambda ns: _read_all_fn("plus one"), "differ from"),
+    ("2.2", "asks for the empty last page", lambda ns: _read_all_fn("until empty"), "stop when next_offset is None"),
+    ("2.2", "small pages", lambda ns: _read_all_fn("small pages"), "ask for limit=800"),
+    ("2.2", "never advances", lambda ns: _read_all_fn("stuck"), "is offset moving to next_offset"),
+    ("2.3", "past the end is not a bounds error", lambda ns: _codes(a="invalid_page_bounds"),
+     "you said invalid_page_bounds, but it is refused with offset_exceeds_document"),
+    ("2.3", "the empty last page is fine", lambda ns: _codes(e="offset_exceeds_document"), "but it is not refused"),
+    ("2.3", "a string offset is a type error", lambda ns: _codes(d="invalid_page_bounds"), "not an integer"),
+    ("2.3", "an invented code", lambda ns: _codes(b="bad_id"), "neither"),
+    ("2.3", "a list", lambda ns: ["unknown_doc_id"], "should be a dict"),
+    ("2.4", "only the page", lambda ns: _reduction_of(ns, "page"), "counted only the page"),
+    ("2.4", "what remains", lambda ns: round(100 - _reduction_of(ns, "listing", "positions", "page"), 1),
+     "share that remains"),
+    ("2.4", "a fraction", lambda ns: _reduction_of(ns, "listing", "positions", "page") / 100, "fraction"),
+    ("2.4", "the token reduction", lambda ns: reduction_percent(
+        cl100k_tokens(ns["baseline"]), Size.of(ns["listing"], ns["positions"], ns["page"]).cl100k_tokens, 1),
+     "token reduction"),
+    ("3.1", "the whole page", lambda ns: Citation.from_page(ns["page"]), "around the answer sentence"),
+    ("3.1", "offsets inside the page", lambda ns: _page_citation(ns, relative=True), "offset inside the page"),
+    ("3.1", "the end cut off", lambda ns: _page_citation(ns, end_shift=-1), "not the whole answer sentence"),
+    ("3.1", "a dict", lambda ns: {"doc_id": "d03"}, "not a dict"),
+    ("3.2", "unread is not out of bounds", lambda ns: _reasons(b="out_of_bounds"), "(b)"),
+    ("3.2", "partly read is not ok", lambda ns: _reasons(g="ok"), "verify_citation says never_read"),
+    ("3.2", "an invented reason", lambda ns: _reasons(c="typo"), "not one of the reasons"),
+    ("3.3", "the question's words", lambda ns: MISSED_TERM, "returns []"),
+    ("3.3", "too broad", lambda ns: "上限", "too broad"),
+    ("3.3", "empty term", lambda ns: "", "invalid_term"),
+    ("3.4", "misses the open document of the other tenant", lambda ns: {"globex-plan"}, "globex-manual leaks"),
+    ("3.4", "discover-only counted as a leak", lambda ns: {"globex-manual", "globex-plan", "acme-roadmap"},
+     "discovered"),
+    ("3.4", "a hidden document", lambda ns: {"acme-salaries"}, "not in the manifest"),
+    ("3.4", "a single string", lambda ns: "globex-plan", "should be a set"),
+    ("4.1", "only the text", lambda ns: (utf8_bytes(_d03()[:100]),) * 2, "counts only the text"),
+    ("4.1", "tokens", lambda ns: _tiny(ns, "cl100k_tokens"), "cl100k tokens"),
+    ("4.1", "swapped", lambda ns: _tiny(ns, "utf8_bytes")[::-1], "swapped"),
+    ("4.2", "no limits", lambda ns: _unlimited_except(), "nothing stops the loop"),
+    ("4.2", "too tight for the task", lambda ns: Budget(max_chars=800), "real task was refused"),
+    ("4.2", "stops too late", lambda ns: Budget(max_calls=20, max_reads_per_doc=None), "stopped only after 20"),
+    ("4.2", "a dict", lambda ns: {"max_calls": 5}, "should be a Budget"),
+    ("4.3", "one range must hold it all", lambda ns: _one_range, "cover it together"),
+    ("4.3", "closed ranges", lambda ns: _closed_ranges, "was never sent"),
+    ("4.3", "not a bool", lambda ns: (lambda earlier, start, end: list(earlier)), "should return True or False"),
+    ("4.4", "every tool", lambda ns: sorted(ns["toolbox"].specs), "at most 5"),
+    ("4.4", "forgot the message", lambda ns: ["query_refund_status"], "also needs send_customer_message"),
+    ("4.4", "approving is not querying",
+     lambda ns: ["query_refund_status", "send_customer_message", "approve_refund"], "may not run it"),
+    ("4.4", "a made-up name", lambda ns: ["refund_status"], "not a registered tool"),
+]
+
+
+@pytest.mark.parametrize(("key", "case", "make", "because"), WRONG, ids=[f"{k}-{c}" for k, c, _, _ in WRONG])
+def test_typical_wrong_answer_fails(namespaces, key, case, make, because):
+    result = exercise(key).check(make(ns_for(namespaces, key)))
+    assert result.status == "incorrect", result
+    assert str(result).startswith("Incorrect: because ")
+    assert because in result.message, result
+
+
+def test_every_exercise_has_wrong_answer_cases():
+    assert {k for k, *_ in WRONG} == set(KEYS)
+
+
+# -- 4. an answer that raises is reported, never raised ------------------------------------------------------
+
+class _BoomInt(int):
+    def _boom(self, *_):
+        raise ValueError("boom")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _boom
+    __hash__ = int.__hash__
+
+
+class _BoomTuple(tuple):
+    def __len__(self):
+        raise ValueError("boom")
+
+
+class _BoomDict(dict):
+    def __contains__(self, key):
+        raise ValueError("boom")
+
+
+class _BoomFloat(float):
+    def __float__(self):
+        raise ValueError("boom")
+
+
+class _BoomStr(str):
+    def __repr__(self):
+        raise ValueError("boom")
+
+
+class _BoomSet(set):
+    def __iter__(self):
+        raise ValueError("boom")
+
+
+class _BoomList(list):
+    def __iter__(self):
+        raise ValueError("boom")
+
+
+def _boom_function(*args, **kwargs):
+    raise ValueError("boom")
+
+
+def _raising_answer(ns: Namespace, key: str) -> Any:
+    if key in FUNCTION_EXERCISES:
+        return _boom_function
+    good = solve({f"part{key[0]}": ns}, key)
+    if key in ("1.1", "1.2", "4.1"):
+        return _BoomTuple(good)
+    if key in ("1.3", "1.4"):
+        return _BoomInt(good)
+    if key in ("2.3", "3.2"):
+        return _BoomDict(good)
+    if key == "2.4":
+        return _BoomFloat(good)
+    if key == "3.1":
+        return replace(good, start=_BoomInt(good.start))
+    if key == "3.3":
+        return _BoomStr(MISSED_TERM)
+    if key == "3.4":
+        return _BoomSet(good)
+    if key == "4.2":
+        return replace(good, max_calls=_BoomInt(good.max_calls))
+    if key == "4.4":
+        return _BoomList(good)
+    raise AssertionError(f"no raising answer for {key}")
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_answer_that_raises_is_reported_not_raised(namespaces, key):
+    answer = _raising_answer(ns_for(namespaces, key), key)
+    result = exercise(key).check(answer)
+    assert isinstance(result, Result)
+    assert repr(result) == "Incorrect: because your code raised ValueError: boom"
+
+
+@pytest.mark.parametrize("key", KEYS)
+@pytest.mark.parametrize("garbage", [42, "x", [], {}, object(), 2.5, True, (1,), {"a": 1}],
+                         ids=lambda g: type(g).__name__)
+def test_check_never_raises_on_garbage(key, garbage):
+    result = exercise(key).check(garbage)
+    assert result.status in ("incorrect", "not_attempted")
+    assert re.match(r"^(Incorrect: because |Not attempted yet: )\S", str(result))
+    assert "0x" not in str(result) and "Traceback" not in str(result)
+
+
+# -- the Exercise object itself -------------------------------------------------------------------------------
+
+def test_result_text_is_exactly_one_of_three_forms():
+    assert repr(Result("correct", "yes.")) == "Correct: yes."
+    assert str(Result("incorrect", "no.")) == "Incorrect: because no."
+    assert repr(Result("not_attempted", "go.")) == "Not attempted yet: go."
+
+
+def test_result_markdown_keeps_code_spans_and_escapes_the_rest():
+    md = Result("incorrect", "next_offset is [4321, `a_b`) <x>")._repr_markdown_()
+    assert md.endswith(r"next\_offset is \[4321, `a_b`) \<x\>")
+    assert "**Incorrect:**" in md
+
+
+def test_placeholder_is_a_stable_singleton():
+    from evidence_lib.exercises.core import _Placeholder
+
+    assert _Placeholder() is ____ and repr(____) == "____"
+    assert is_placeholder(____) and is_placeholder(None) and not is_placeholder(0)
+
+
+def test_exception_reports_have_no_traceback_or_address():
+    class Thing:
+        pass
+
+    text = describe(ValueError(f"bad {Thing()}\nmore lines"))
+    assert text.startswith("ValueError: bad ") and "0x" not in text and "\n" not in text
+    assert describe(KeyError()) == "KeyError"
+
+
+def test_hint_and_solution_render_for_every_exercise():
+    for key, ex in all_exercises().items():
+        assert repr(ex.hint()).startswith("Hint: ") and len(ex.hint().text) > 20
+        assert repr(ex.solution()).startswith("Solution:\n")
+        assert ex.solution()._repr_markdown_().startswith("**Solution:**\n\n```python\n")
+        assert ex.answer_name in ex.solution_code, key
+
+
+def test_at_least_twelve_exercises_in_four_parts():
+    keys = list(all_exercises())
+    assert len(keys) >= 12
+    assert {k.split(".")[0] for k in keys} == {"1", "2", "3", "4"}
+    assert all(isinstance(e, Exercise) for e in all_exercises().values())
+
+
+# -- the notebooks --------------------------------------------------------------------------------------------
+
+def _solution_notebooks() -> list[Path]:
+    return sorted(SOLUTIONS_DIR.glob("workshop_part*.ipynb"))
+
+
+def test_each_solution_cell_is_the_library_solution_followed_by_its_check():
+    seen = []
+    for path in _solution_notebooks():
+        cells = nbformat.read(path, as_version=4).cells
+        for i, cell in enumerate(cells):
+            if "solution" not in cell.metadata.get("tags", []):
+                continue
+            ex = exercise(cell.metadata["exercise"])
+            assert cell.source == ex.solution_code, (path.name, ex.key)
+            assert cells[i + 1].source == ex.check_call, (path.name, ex.key)
+            seen.append(ex.key)
+    assert seen == KEYS
+
+
+def test_first_cell_says_what_you_practise_and_what_you_need():
+    for path in _solution_notebooks():
+        first = nbformat.read(path, as_version=4).cells[0]
+        assert first.cell_type == "markdown"
+        assert "What you'll practise" in first.source and "What you need" in first.source
+
+
+def test_student_copy_replaces_solutions_by_stubs_without_running():
+    for path in _solution_notebooks():
+        copy = msc.student_copy(path)
+        stubs = [c for c in copy.cells if "answer" in c.metadata.get("tags", [])]
+        assert stubs and all("____" in c.source for c in stubs)
+        assert not any("solution" in c.metadata.get("tags", []) for c in copy.cells)
+        assert all(not c.get("outputs") for c in copy.cells if c.cell_type == "code")
+        assert not any("](../../" in c.source for c in copy.cells if c.cell_type == "markdown")
+
+
+@pytest.fixture(scope="module")
+def built() -> dict[Path, bytes]:
+    """Every student copy, freshly generated and executed (what the script would write)."""
+    return msc.build_all()
+
+
+def test_student_copies_are_up_to_date(built):
+    stale = msc.check(built)
+    assert stale == [], f"stale: {[str(p.relative_to(ROOT)) for p in stale]}; run scripts/make_student_copies.py"
+
+
+def test_student_copies_run_clean_and_say_not_attempted(built):
+    assert len(built) == len(PARTS)
+    for path, data in built.items():
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+        checks = 0
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            assert all(o.output_type != "error" for o in cell.outputs), (path.name, cell.source)
+            assert all(o.get("name") != "stderr" for o in cell.outputs), (path.name, cell.source)
+            if _CHECK.match(cell.source):
+                checks += 1
+                (out,) = cell.outputs
+                assert out["data"]["text/plain"].startswith("Not attempted yet: "), (path.name, cell.source)
+        part = re.search(r"part(\d+)", path.name).group(1)
+        assert checks == sum(k.split(".")[0] == part for k in KEYS)
+
+
+def test_student_copies_are_byte_identical_when_rebuilt(built):
+    first = next(iter(built))
+    again = msc.build(msc.SOLUTIONS / first.name)
+    assert again == built[first]

@@ -17,11 +17,11 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from .access import Access, Principal, allowed
 from .errors import EvidenceError, to_json
-from .tools import EvidenceTool
+from .tools import EvidenceTool, StrictArgs
 
 TENANT = "shop-a"
 CST = timezone(timedelta(hours=8))
@@ -298,12 +298,6 @@ def after_sales_catalog(*, planted_instruction: bool = True, tenant: str = TENAN
 
 
 # -- the catalog as two model-facing tools ------------------------------------------------------
-
-class StrictArgs(BaseModel):
-    """Strict arguments: no coercion ("10" is not 10), unknown names refused (a smuggled "principal")."""
-
-    model_config = ConfigDict(strict=True, extra="forbid")
-
 
 class NoArgs(StrictArgs):
     pass

@@ -27,21 +27,25 @@ MAX_QUERY_CHARS = 256
 MANIFEST_LIMIT = 20
 
 
-class _StrictArgs(BaseModel):
-    # strict: 10 is an int, but True, "10" and 2.5 are not; forbid: unknown names (a smuggled
-    # "principal", say) are refused rather than ignored.
+class StrictArgs(BaseModel):
+    """Base of every tool's arguments in the series.
+
+    strict: 10 is an int, but True, "10" and 2.5 are not; forbid: unknown names (a smuggled
+    "principal", say) are refused rather than ignored.
+    """
+
     model_config = ConfigDict(strict=True, extra="forbid")
 
 
-class SearchArgs(_StrictArgs):
+class SearchArgs(StrictArgs):
     query: str = Field(description="What you are looking for, in words (1-256 characters).")
 
 
-class LocateArgs(_StrictArgs):
+class LocateArgs(StrictArgs):
     term: str = Field(description="A literal keyword to find (1-64 characters).")
 
 
-class ReadArgs(_StrictArgs):
+class ReadArgs(StrictArgs):
     doc_id: str = Field(description="A doc_id from the search_evidence manifest.")
     offset: int = Field(0, description="First character to read (0-based, a Python string index).",
                         json_schema_extra={"minimum": 0})

@@ -7,7 +7,9 @@ test may freely edit or delete stored evidence.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from unittest import mock
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +81,24 @@ def call() -> Callable[..., Any]:
         return run_tool_call(tools_, tool_call(name, args, cid))
 
     return _call
+
+
+@contextmanager
+def files_opened() -> Iterator[list[Path]]:
+    """Record every ``Path.read_bytes`` / ``Path.open`` inside the block (usable under hypothesis too)."""
+    opened: list[Path] = []
+    real_read_bytes, real_open = Path.read_bytes, Path.open
+
+    def spy_read_bytes(self):
+        opened.append(Path(self))
+        return real_read_bytes(self)
+
+    def spy_open(self, *a, **k):
+        opened.append(Path(self))
+        return real_open(self, *a, **k)
+
+    with mock.patch.object(Path, "read_bytes", spy_read_bytes), mock.patch.object(Path, "open", spy_open):
+        yield opened
 
 
 def refusal_code(tool, args: dict[str, Any]) -> str:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import pytest
 
-from conftest import refusal_code
+from conftest import files_opened, refusal_code
 from evidence_lib import Document, EvidenceError, EvidenceIndex, evidence_tools
 
 
@@ -89,38 +88,18 @@ def test_doc_id_lookup_never_reads_files_planted_next_to_the_root(tmp_path, corp
     (root / "secret.txt").write_text("PLANTED-INSIDE", encoding="utf-8")
     (root / "d03.txt.txt").write_text("PLANTED-DOUBLE", encoding="utf-8")
 
-    opened: list[Path] = []
-    real_read_bytes, real_open = Path.read_bytes, Path.open
-
-    def spy_read_bytes(self):
-        opened.append(Path(self))
-        return real_read_bytes(self)
-
-    def spy_open(self, *a, **k):
-        opened.append(Path(self))
-        return real_open(self, *a, **k)
-
-    monkeypatch.setattr(Path, "read_bytes", spy_read_bytes)
-    monkeypatch.setattr(Path, "open", spy_open)
-
     read = evidence_tools(index)[2]
-    for doc_id in ["../secret", "secret", "../store/secret", str(tmp_path / "secret"), "d03.txt",
-                   "./d03", "d03/", "D03"]:
-        assert refusal_code(read, {"doc_id": doc_id}) == "unknown_doc_id"
+    with files_opened() as opened:
+        for doc_id in ["../secret", "secret", "../store/secret", str(tmp_path / "secret"), "d03.txt",
+                       "./d03", "d03/", "D03"]:
+            assert refusal_code(read, {"doc_id": doc_id}) == "unknown_doc_id"
     assert opened == []
 
 
-def test_read_of_a_known_doc_id_opens_only_its_own_stored_file(index, monkeypatch):
-    opened: list[Path] = []
-    real_read_bytes = Path.read_bytes
-
-    def spy(self):
-        opened.append(Path(self))
-        return real_read_bytes(self)
-
-    monkeypatch.setattr(Path, "read_bytes", spy)
-    evidence_tools(index)[2].invoke({"doc_id": "d05"})
-    assert opened == [index.stored_file("d05")]
+def test_read_of_a_known_doc_id_opens_only_its_own_stored_file(index):
+    with files_opened() as opened:
+        evidence_tools(index)[2].invoke({"doc_id": "d05"})
+    assert set(opened) == {index.stored_file("d05")}  # read_bytes opens via Path.open: both are recorded
 
 
 def test_set_access_changes_visibility_without_touching_files(index, store):

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from pathlib import Path
-from unittest import mock
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from conftest import files_opened
 from evidence_lib import Document, EvidenceError, EvidenceIndex, evidence_tools
 from evidence_lib.locate import nfc_with_map
 from evidence_lib.tools import run_tool_call, tool_call
@@ -84,18 +83,7 @@ def test_any_doc_id_is_refused_cleanly_and_never_opens_a_file(tmp_path_factory, 
     index = _build(tmp_path_factory, "the real document", doc_id="doc")
     (index.root.parent / "secret.txt").write_text("OUTSIDE", encoding="utf-8")
     read = evidence_tools(index)[2]
-    opened: list[Path] = []
-    real_read_bytes, real_open = Path.read_bytes, Path.open
-
-    def spy_read_bytes(self):
-        opened.append(Path(self))
-        return real_read_bytes(self)
-
-    def spy_open(self, *a, **k):
-        opened.append(Path(self))
-        return real_open(self, *a, **k)
-
-    with mock.patch.object(Path, "read_bytes", spy_read_bytes), mock.patch.object(Path, "open", spy_open):
+    with files_opened() as opened:
         try:
             content = read.invoke({"doc_id": doc_id})
         except EvidenceError as e:

@@ -5,7 +5,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider \
+          --nbval-kernel-startup-timeout=180 --nbval-cell-timeout=600
 LAB_ARGS ?=
 
 .PHONY: setup fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help

@@ -15,11 +15,16 @@ Rules the store enforces on every read:
 * version drift is handled by one explicit policy per store: ``"pinned"`` keeps reading the version
   the summary was made from (and says so), ``"latest"`` refuses with ``version_changed`` and hands
   back a rebuilt summary of the new version. The two are never mixed.
+
+Artifact ids are ``<id_prefix><resource>-<version>-<n>`` with a counter per store, so an id is only
+meaningful in the store that issued it. Give a second store an ``id_prefix`` (e.g. ``"latest-"``)
+when ids from several stores appear side by side.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -38,6 +43,7 @@ VersionPolicy = Literal["pinned", "latest"]
 MAX_PAGE_LINES = 200
 DEFAULT_PAGE_LINES = 20
 DEFAULT_TTL = timedelta(hours=24)
+_ID_PREFIX = re.compile(r"[a-z0-9-]{0,16}")
 
 
 class FixedClock:
@@ -127,14 +133,21 @@ def _owner(principal: Principal | None) -> tuple[str, str] | None:
 
 
 class ArtifactStore:
-    """Keeps large results out of the context. Clock, TTL and version policy are parameters."""
+    """Keeps large results out of the context. Clock, TTL, version policy and id prefix are parameters.
+
+    The id counter belongs to the store: two stores both issue ``...-0001`` unless their
+    ``id_prefix`` differs (lower-case letters, digits and ``-``, at most 16 characters).
+    """
 
     def __init__(self, catalog: Catalog, clock: Clock, *, ttl: timedelta = DEFAULT_TTL,
-                 version_policy: VersionPolicy = "pinned",
+                 version_policy: VersionPolicy = "pinned", id_prefix: str = "",
                  summarize: Callable[[dict[str, tuple[str, ...]]], str] = logistics_summary,
                  requery: Callable[[str], dict[str, Any]] = _logistics_requery) -> None:
         if version_policy not in ("pinned", "latest"):
             raise ValueError("version_policy is 'pinned' or 'latest'")
+        if not isinstance(id_prefix, str) or not _ID_PREFIX.fullmatch(id_prefix):
+            raise ValueError("id_prefix: lower-case letters, digits and '-', at most 16 characters")
+        self.id_prefix = id_prefix
         self.catalog, self.clock, self.ttl = catalog, clock, ttl
         self.version_policy: VersionPolicy = version_policy
         self._summarize, self._requery = summarize, requery
@@ -144,7 +157,8 @@ class ArtifactStore:
         self.audit: list[AuditRecord] = []
 
     def __repr__(self) -> str:
-        return f"ArtifactStore({len(self._artifacts)} artifacts, policy={self.version_policy!r})"
+        prefix = f", id_prefix={self.id_prefix!r}" if self.id_prefix else ""
+        return f"ArtifactStore({len(self._artifacts)} artifacts, policy={self.version_policy!r}{prefix})"
 
     def create(self, principal: Principal | None, resource_id: str) -> Artifact:
         """Snapshot the current version of ``resource_id`` for ``principal`` (who must be allowed to read it)."""
@@ -154,7 +168,7 @@ class ArtifactStore:
         sections = {name: tuple(text.split("\n")) for name, text in raw.items()}
         now = self.clock()
         artifact = Artifact(
-            artifact_id=f"{resource_id.replace(':', '-')}-{version}-{len(self._artifacts) + 1:04d}",
+            artifact_id=f"{self.id_prefix}{resource_id.replace(':', '-')}-{version}-{len(self._artifacts) + 1:04d}",
             owner=_owner(principal),  # type: ignore[arg-type]
             resource_id=resource_id, source_version=version, sections=sections,
             summary=self._summarize(sections), content_hash=content_hash(sections),

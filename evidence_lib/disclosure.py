@@ -270,9 +270,19 @@ class LoadItem:
     need_rate: float  # an assumption about the workload, not a measurement
 
 
-def plan_loading(items: Sequence[LoadItem], *, prefetch_rate: float = 0.8,
-                 max_prefetch_bytes: int = 2_000) -> dict[str, Any]:
-    """Prefetch small items most tasks need; leave the rest on demand. Expected bytes per task both ways."""
+#: plan_loading's default rule: prefetch an item only if at least this share of tasks needs it ...
+PREFETCH_RATE = 0.8
+#: ... and it is at most this many UTF-8 bytes. Everything else is loaded on demand.
+MAX_PREFETCH_BYTES = 2_000
+
+
+def plan_loading(items: Sequence[LoadItem], *, prefetch_rate: float = PREFETCH_RATE,
+                 max_prefetch_bytes: int = MAX_PREFETCH_BYTES) -> dict[str, Any]:
+    """Prefetch small items most tasks need; leave the rest on demand. Expected bytes per task both ways.
+
+    An item is prefetched when ``need_rate >= prefetch_rate`` and ``size.utf8_bytes <= max_prefetch_bytes``;
+    a small item needed less often (or a frequent but large one) stays on demand.
+    """
     pre = [i for i in items if i.need_rate >= prefetch_rate and i.size.utf8_bytes <= max_prefetch_bytes]
     lazy = [i for i in items if i not in pre]
     return {

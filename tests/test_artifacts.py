@@ -164,6 +164,23 @@ def test_latest_policy_reports_the_change_and_rebuilds_the_summary(catalog, cloc
     assert again["replacement"]["artifact_id"] == body["replacement"]["artifact_id"]
 
 
+def test_id_counters_are_per_store_and_a_prefix_keeps_ids_apart(catalog, clock, store):
+    pinned = store.create(AGENT, "logistics:A1042")
+    same_counter = ArtifactStore(catalog, clock, version_policy="latest").create(AGENT, "logistics:A1042")
+    assert pinned.artifact_id == same_counter.artifact_id == "logistics-A1042-r8-0001"
+    latest = ArtifactStore(catalog, clock, version_policy="latest", id_prefix="latest-")
+    a = latest.create(AGENT, "logistics:A1042")
+    assert a.artifact_id == "latest-logistics-A1042-r8-0001" and "id_prefix='latest-'" in repr(latest)
+    # an id is only meaningful in the store that issued it
+    assert json.loads(refusal(store.read, AGENT, a.artifact_id, "delivery"))["error"] == "unknown_artifact"
+    catalog.publish("logistics:A1042", "r9", logistics_sections("r9"))
+    body = json.loads(refusal(latest.read, AGENT, a.artifact_id, "exceptions"))
+    assert body["replacement"]["artifact_id"] == "latest-logistics-A1042-r9-0002"
+    for bad in ("Latest-", "a/b", "x" * 17):
+        with pytest.raises(ValueError):
+            ArtifactStore(catalog, clock, id_prefix=bad)
+
+
 def test_query_for_another_shops_order_is_refused_like_a_missing_one(store):
     tools = logistics_tools(store, AGENT)
     other = run_tool_call(tools, tool_call("query_logistics", {"order_id": "B2077"}, "c1"))

@@ -16,6 +16,8 @@ from evidence_lib.catalog import (
     catalog_tools,
 )
 from evidence_lib.disclosure import (
+    MAX_PREFETCH_BYTES,
+    PREFETCH_RATE,
     AnswerGate,
     LatencyIllustration,
     LoadItem,
@@ -151,3 +153,16 @@ def test_plan_prefetches_small_frequent_fields_and_leaves_rare_large_ones_on_dem
     assert plan["prefetch"] == ["order header"] and plan["on_demand"] == ["trace"]
     assert plan["bytes_everything_up_front"] == 300_150
     assert plan["bytes_expected_with_plan"] == 30_150
+
+
+def test_prefetch_needs_both_a_high_need_rate_and_a_small_size():
+    assert (PREFETCH_RATE, MAX_PREFETCH_BYTES) == (0.8, 2_000)
+    items = [
+        LoadItem("at both limits", Size.of("a" * MAX_PREFETCH_BYTES), PREFETCH_RATE),
+        LoadItem("small but needed less often", Size.of("b" * 150), 0.6),
+        LoadItem("frequent but one byte too large", Size.of("c" * (MAX_PREFETCH_BYTES + 1)), 1.0),
+    ]
+    plan = plan_loading(items)
+    assert plan["prefetch"] == ["at both limits"]
+    assert plan["on_demand"] == ["small but needed less often", "frequent but one byte too large"]
+    assert plan_loading(items, prefetch_rate=0.5)["prefetch"] == ["at both limits", "small but needed less often"]

@@ -82,6 +82,17 @@ def test_find_plus_load_is_much_smaller_than_all_schemas_up_front(toolbox):
     assert m.ratio("utf8_bytes") > 5 and m.ratio("cl100k_tokens") > 5
 
 
+def test_loading_only_the_chosen_tool_counts_only_its_schema(toolbox):
+    # notebook 06 loads just the tool that drafts a return request, not the first two hits
+    both = measure_schema_loading(toolbox, TYPICAL_QUERY)
+    one = measure_schema_loading(toolbox, TYPICAL_QUERY, load=["create_return_request"])
+    assert one.loaded == ("create_return_request",)
+    assert one.rows["find_tools result"] == both.rows["find_tools result"]
+    assert one.rows["load_tools result"].utf8_bytes == len(to_json(toolbox.load_tools(["create_return_request"])).encode())
+    assert one.find_and_load.utf8_bytes < both.find_and_load.utf8_bytes
+    assert one.ratio("utf8_bytes") > both.ratio("utf8_bytes")
+
+
 def test_discovery_tools_run_as_tool_calls(toolbox):
     tools = discovery_tools(toolbox)
     found = run_tool_call(tools, tool_call("find_tools", {"query": "refund status", "limit": 2}, "c1"))

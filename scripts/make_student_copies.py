@@ -8,6 +8,9 @@ Each student copy ``notebooks/exercises/workshop_part*.ipynb`` is that notebook 
 * every ``solution`` cell replaced by the exercise's stub (``answer = ____`` or a function whose body
   is ``return ____``), tagged ``answer``;
 * relative links one level shallower (the copy lives one folder up);
+* the solution's navigation cell (id ``nav``) replaced by the copy's own, written with
+  ``scripts/nbnav.py``'s functions (previous / index / next among the student copies, launch badges), so
+  ``nbnav.py --check`` and this script's ``--check`` agree whichever of the two ran last;
 * all outputs cleared, then executed top to bottom in a fresh ``python3`` kernel whose working
   directory is ``notebooks/exercises``, so learners see "Not attempted yet" in every check cell.
 
@@ -29,6 +32,12 @@ from pathlib import Path
 
 import nbformat
 from nbconvert.preprocessors import ExecutePreprocessor
+
+if str(Path(__file__).resolve().parent) not in sys.path:  # the sibling scripts, also when loaded by path (tests)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import nbnav
+from execute_notebooks import tidy
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES = ROOT / "notebooks" / "exercises"
@@ -71,6 +80,7 @@ def _execute(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
     # coalesce_streams: one stdout output per cell, however the kernel happened to chunk it.
     ExecutePreprocessor(kernel_name=KERNEL, timeout=TIMEOUT, record_timing=False, coalesce_streams=True).preprocess(
         nb, {"metadata": {"path": str(cwd)}})
+    tidy(nb)  # the series' own hygiene (scripts/execute_notebooks.py): no timings, widget model ids or split streams
     nb.metadata = metadata  # keep the source's metadata: no interpreter version drift
     return nb
 
@@ -82,8 +92,9 @@ def _render(nb: nbformat.NotebookNode) -> bytes:
 
 
 def student_copy(solution: Path) -> nbformat.NotebookNode:
-    """The unexecuted student copy of ``solution``."""
+    """The unexecuted student copy of ``solution``, with its own navigation cell first."""
     nb = nbformat.read(solution, as_version=4)
+    nb.cells = [cell for cell in nb.cells if cell.get("id") != nbnav.NAV_ID]
     for cell in nb.cells:
         _clear(cell)
         if "solution" in cell.metadata.get("tags", []):
@@ -91,7 +102,7 @@ def student_copy(solution: Path) -> nbformat.NotebookNode:
             cell.metadata["tags"] = ["answer"]
         elif cell.cell_type == "markdown":
             cell.source = _LINK.sub("](", cell.source)
-    return nb
+    return nbnav.with_nav(nb, nbnav.workshop_nav(student_path(solution)))
 
 
 def build(solution: Path) -> bytes:
@@ -122,9 +133,12 @@ def check(built: dict[Path, bytes] | None = None) -> list[Path]:
 
 
 def execute_solutions() -> list[Path]:
-    """Re-execute the solution notebooks in place (fresh kernel, cwd = solutions/, no timing metadata)."""
+    """Re-execute the solution notebooks in place (fresh kernel, cwd = solutions/, no timing metadata).
+
+    Their navigation cell is refreshed on the way, as ``scripts/nbnav.py`` would write it.
+    """
     def run(solution: Path) -> None:
-        nb = nbformat.read(solution, as_version=4)
+        nb = nbnav.with_nav(nbformat.read(solution, as_version=4), nbnav.workshop_nav(solution))
         for cell in nb.cells:
             _clear(cell)
         solution.write_bytes(_render(_execute(nb, SOLUTIONS)))

@@ -461,7 +461,8 @@ def test_each_solution_cell_is_the_library_solution_followed_by_its_check():
 
 def test_first_cell_says_what_you_practise_and_what_you_need():
     for path in _solution_notebooks():
-        first = nbformat.read(path, as_version=4).cells[0]
+        nav, first = nbformat.read(path, as_version=4).cells[:2]
+        assert nav.get("id") == "nav", "scripts/nbnav.py writes the navigation cell first"
         assert first.cell_type == "markdown"
         assert "What you'll practise" in first.source and "What you need" in first.source
 
@@ -474,6 +475,26 @@ def test_student_copy_replaces_solutions_by_stubs_without_running():
         assert not any("solution" in c.metadata.get("tags", []) for c in copy.cells)
         assert all(not c.get("outputs") for c in copy.cells if c.cell_type == "code")
         assert not any("](../../" in c.source for c in copy.cells if c.cell_type == "markdown")
+
+
+def test_time_estimates_match_the_facilitator_guide():
+    table = dict(re.findall(r"^\| (\d) · .*? \| \d+ \| (\d+ min \| \d+) min \|$",
+                            (EXERCISES_DIR / "README.md").read_text(encoding="utf-8"), flags=re.MULTILINE))
+    assert len(table) == len(PARTS)
+    for path in _solution_notebooks():
+        intro = " ".join(nbformat.read(path, as_version=4).cells[1].source.split())
+        work, total = re.search(r"about (\d+) minutes of work \((\d+) with intro and discussion\)", intro).groups()
+        assert f"{work} min | {total}" == table[re.search(r"part(\d)", path.name).group(1)], path.name
+
+
+def test_student_copy_has_its_own_generated_navigation():
+    for path in _solution_notebooks():
+        copy = msc.student_copy(path)
+        navs = [c for c in copy.cells if c.get("id") == "nav"]
+        assert len(navs) == 1 and copy.cells[0] is navs[0], path.name
+        assert navs[0].source == msc.nbnav.workshop_nav(msc.student_path(path))
+        assert "[index](../00_index.ipynb)" in navs[0].source
+        assert f"labpath=notebooks/exercises/{path.name})" in navs[0].source
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,9 @@ ALL = sorted(p for p in (ROOT / "notebooks").rglob("*.ipynb")
              if ".ipynb_checkpoints" not in p.parts and "workspace" not in p.parts)
 SERIES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 SERIES = [p for p in SERIES if not p.name.startswith("00_")]
+EXERCISES = ROOT / "notebooks" / "exercises"
+WORKSHOP = (sorted(EXERCISES.glob("workshop_part*.ipynb"))
+            + sorted((EXERCISES / "solutions").glob("workshop_part*.ipynb")))
 MACHINE_PATH = re.compile(r"(/tmp/|/root/|/home/\w+|/private/var/|/var/folders/|C:\\\\Users|/work/)")
 
 
@@ -64,3 +67,25 @@ def test_navigation_and_index_are_generated_and_up_to_date():
     for path in SERIES:
         nav = _nb(path)["cells"][0]
         assert nav["id"] == "nav" and "[index](00_index.ipynb)" in "".join(nav["source"])
+
+
+@pytest.mark.parametrize("path", WORKSHOP, ids=_ids(WORKSHOP))
+def test_workshop_notebook_opens_with_generated_navigation(path):
+    nav = _nb(path)["cells"][0]
+    source = "".join(nav["source"])
+    group = sorted(path.parent.glob("workshop_part*.ipynb"))
+    i = group.index(path)
+    index = "../00_index.ipynb" if path.parent == EXERCISES else "../../00_index.ipynb"
+    assert nav["id"] == "nav" and f"[index]({index})" in source
+    assert (i == 0) == ("← (start)" in source) and (i == len(group) - 1) == ("(end) →" in source)
+    for j in (i - 1, i + 1):
+        if 0 <= j < len(group):
+            assert f"({group[j].name})" in source
+    rel = path.relative_to(ROOT).as_posix()
+    assert f"?labpath={rel})" in source and source.count(f"{rel})") == 2  # Binder and Colab badges
+
+
+def test_index_lists_the_series_and_the_workshop():
+    index = "".join(_nb(ROOT / "notebooks" / "00_index.ipynb")["cells"][0]["source"])
+    for path in SERIES + WORKSHOP:
+        assert f"({path.relative_to(ROOT / 'notebooks').as_posix()})" in index, path.name

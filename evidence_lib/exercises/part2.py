@@ -115,7 +115,8 @@ q1 = Exercise(
     checker=_check_read_page,
     ask="fill in read_page(text, offset, limit) so it returns the page as a dict, then run this cell again.",
     hint="end = min(offset + limit, len(text)); the text is text[offset:end]; next_offset is end while "
-         "end < len(text), else None. Python string indices already count code points, emoji included.",
+         "end < len(text), else None. Python string indices count code points, the unit of read_evidence's "
+         "offsets, so plain slicing is right (👍🏽 is two code points, and a page may end between them).",
     stub='''
 def read_page(text, offset, limit):
     """The page [offset, offset + limit) of text as {"start", "end", "next_offset", "text"}."""

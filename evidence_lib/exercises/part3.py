@@ -227,7 +227,7 @@ print(locate.invoke({"term": term}))
 # -- q4 · scenario 5: spot the entries a manifest leaks ----------------------------------------------------
 
 def tenant_documents() -> list[Document]:
-    """Six documents in two tenants with different grants (English text; the ACL is the lesson)."""
+    """Six documents: five in tenants acme and globex, one open to all (English text; the ACL is the lesson)."""
     return [
         Document("acme-runbook", "ACME ops runbook", "r3", "Restart the batch worker before 06:00.", Access("acme")),
         Document("acme-salaries", "ACME salaries 2026", "r1", "Salary bands for 2026, finance only.",

@@ -128,19 +128,8 @@ class _Session:
         return row
 
     # -- locate ---------------------------------------------------------------------------
-    def locate(self, term: str) -> str:
-        opts = self.locate_options
-        if not 1 <= len(term) <= opts.max_term_chars:
-            raise EvidenceError("invalid_term")
-        if self.ledger:
-            self.ledger.admit("locate_evidence")
-        readable = self.readable_candidates()
-        texts = ((e.doc_id, self.index.snapshot(e.doc_id, self.principal).text) for e in readable)
-        content = to_json(locate(texts, term, opts))
-        return self._charge("locate_evidence", content)
-
-    def locate_paged(self, term: str, cursor: int = 0) -> str:
-        if cursor < 0:
+    def locate(self, term: str, cursor: int = 0) -> str:
+        if cursor < 0:  # only the paged tool has a cursor; the article's tool always passes 0
             raise EvidenceError("invalid_page_bounds")
         opts = self.locate_options
         if not 1 <= len(term) <= opts.max_term_chars:
@@ -235,7 +224,7 @@ def evidence_tools(
                                 json_schema_extra={"minimum": 0})
 
         def locate_evidence(term: str, cursor: int = 0) -> str:
-            return s.guarded("locate_evidence", s.locate_paged, term, cursor)
+            return s.guarded("locate_evidence", s.locate, term, cursor)
 
         locate_schema: type[BaseModel] = PagedLocateArgs
         locate_description = (

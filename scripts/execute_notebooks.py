@@ -1,34 +1,64 @@
 #!/usr/bin/env python3
 """Execute notebooks top to bottom in a fresh python3 kernel and store them without clock times.
 
-`make execute` runs this over the series; pass paths to execute only some. Each notebook runs
-with its own folder as the working directory (as nbval and JupyterLab do). Per-cell timing
-metadata is neither recorded nor kept, nor are widget model ids, and a print that arrived in
-several chunks is stored as one stream output, so a re-run changes only what really changed.
+`make execute` runs this over the series; pass paths to execute only some. It is the series' one
+notebook executor: ``scripts/make_student_copies.py`` (and through it the tests) calls :func:`run`.
+Each notebook runs with its own folder as the working directory (as nbval and JupyterLab do) and its
+evidence stores in a fresh temporary ``EVIDENCE_WORKSPACE`` (see ``evidence_lib.workspace``), so two
+runs at once never share files. Per-cell timing metadata is neither recorded nor kept, nor are widget
+model ids, a print that arrived in several chunks is stored as one stream output, and the kernelspec
+is the installed python3 kernel's (what JupyterLab writes on save), so a re-run or merely opening the
+notebook changes only what really changed.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
+from functools import cache
 from pathlib import Path
 
 import nbformat
+from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
+KERNEL = "python3"
+TIMEOUT = 600
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-def execute(path: Path) -> None:
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, kernel_name="python3", timeout=600, record_timing=False,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+@cache
+def kernelspec() -> dict[str, str]:
+    """The installed python3 kernel as notebook metadata: ``{"display_name", "language", "name"}``."""
+    spec = KernelSpecManager().get_kernel_spec(KERNEL)
+    return {"display_name": spec.display_name, "language": spec.language, "name": KERNEL}
+
+
+def run(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
+    """Execute ``nb`` top to bottom in a fresh python3 kernel whose working directory is ``cwd``, then tidy it.
+
+    The kernel's evidence stores go to a temporary ``EVIDENCE_WORKSPACE``, removed afterwards. Any cell
+    that raises (without the ``raises-exception`` tag) stops the run with ``CellExecutionError``.
+    """
+    with tempfile.TemporaryDirectory(prefix="evidence-workspace-") as workspace:
+        env = {**os.environ, "EVIDENCE_WORKSPACE": workspace}
+        NotebookClient(nb, kernel_name=KERNEL, timeout=TIMEOUT, record_timing=False, coalesce_streams=True,
+                       resources={"metadata": {"path": str(cwd)}}).execute(env=env)
     tidy(nb)
+    return nb
+
+
+def execute(path: Path) -> None:
+    """Re-execute the notebook at ``path`` in place (``make execute``)."""
+    nb = run(nbformat.read(path, as_version=4), path.parent)
     nbformat.write(nb, path)
 
 
 def tidy(nb) -> None:
-    """Drop what differs between identical runs: timings, widget model ids, stream split points."""
+    """Drop what differs between identical runs: timings, widget model ids, stream split points; pin the kernelspec."""
+    nb.metadata["kernelspec"] = kernelspec()  # what JupyterLab would write back when the notebook is opened
     nb.metadata.pop("widgets", None)  # saved widget state carries random model ids
     for cell in nb.cells:
         cell.metadata.pop("execution", None)

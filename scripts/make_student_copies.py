@@ -31,19 +31,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
-from nbconvert.preprocessors import ExecutePreprocessor
 
 if str(Path(__file__).resolve().parent) not in sys.path:  # the sibling scripts, also when loaded by path (tests)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import nbnav
-from execute_notebooks import tidy
+from execute_notebooks import run
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES = ROOT / "notebooks" / "exercises"
 SOLUTIONS = EXERCISES / "solutions"
-KERNEL = "python3"
-TIMEOUT = 600
 _LINK = re.compile(r"\]\(\.\./")
 
 
@@ -72,16 +69,14 @@ def _clear(cell: nbformat.NotebookNode) -> None:
 
 
 def _execute(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
-    """Run ``nb`` in a fresh kernel with ``cwd`` as working directory; no timing metadata is recorded.
+    """Run ``nb`` with the series' one executor (``scripts/execute_notebooks.py``), ``cwd`` as working directory.
 
     Any cell that raises stops the build (``CellExecutionError``): the copies must run clean.
     """
     metadata = copy.deepcopy(nb.metadata)
-    # coalesce_streams: one stdout output per cell, however the kernel happened to chunk it.
-    ExecutePreprocessor(kernel_name=KERNEL, timeout=TIMEOUT, record_timing=False, coalesce_streams=True).preprocess(
-        nb, {"metadata": {"path": str(cwd)}})
-    tidy(nb)  # the series' own hygiene (scripts/execute_notebooks.py): no timings, widget model ids or split streams
-    nb.metadata = metadata  # keep the source's metadata: no interpreter version drift
+    run(nb, cwd)  # fresh kernel, temporary workspace, no timings, widget model ids or split streams
+    metadata["kernelspec"] = nb.metadata["kernelspec"]  # the installed python3 kernel's, as tidy() pins it
+    nb.metadata = metadata  # otherwise keep the source's metadata: no interpreter version drift
     return nb
 
 

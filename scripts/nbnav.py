@@ -25,6 +25,11 @@ from pathlib import Path
 
 import nbformat
 
+if str(Path(__file__).resolve().parent) not in sys.path:  # the sibling scripts, also when loaded by path
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from execute_notebooks import kernelspec
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 EXERCISES = NOTEBOOKS / "exercises"
@@ -123,8 +128,7 @@ def _index_text(series_nbs: list[tuple[Path, object]], repo: str, branch: str) -
         parts.append(f"| [{number}]({_rel(EXERCISES / name, NOTEBOOKS)}) | {topic} | "
                      f"[solutions]({_rel(SOLUTIONS / name, NOTEBOOKS)}) |")
     index = nbformat.v4.new_notebook()
-    index.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-                      "language_info": {"name": "python"}}
+    index.metadata = {"kernelspec": kernelspec(), "language_info": {"name": "python"}}
     intro = nbformat.v4.new_markdown_cell(
         "# Read evidence on demand: the series\n\n"
         "Keep retrieval results out of an LLM's context and read evidence on demand. Each notebook imports the "

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +40,31 @@ def test_notebook_is_committed_executed_in_order_without_clock_times(path):
     assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
     for c in nb["cells"]:
         assert "execution" not in c.get("metadata", {}), "per-cell timing metadata is a clock time"
+
+
+@pytest.fixture(scope="module")
+def installed_kernelspec() -> dict:
+    """What the environment's python3 kernel reports (``jupyter kernelspec list --json``), as notebook metadata."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    return {"display_name": spec.display_name, "language": spec.language, "name": "python3"}
+
+
+@pytest.mark.parametrize("path", ALL, ids=_ids(ALL))
+def test_notebook_kernelspec_is_the_installed_python3_kernels(path, installed_kernelspec):
+    # JupyterLab writes the running kernel's spec back on save: any other value changes the file on opening.
+    assert _nb(path)["metadata"]["kernelspec"] == installed_kernelspec
+
+
+def test_execute_notebooks_tidy_pins_the_installed_kernelspec(installed_kernelspec):
+    spec = importlib.util.spec_from_file_location("execute_notebooks", ROOT / "scripts" / "execute_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"display_name": "Python 3", "language": "python",
+                                                           "name": "python3"}})
+    module.tidy(nb)
+    assert nb.metadata["kernelspec"] == installed_kernelspec
 
 
 @pytest.mark.parametrize("path", ALL, ids=_ids(ALL))

@@ -65,16 +65,18 @@ def workdir(tmp_path_factory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _in_workdir(workdir: Path, monkeypatch) -> None:
-    # The notebooks' stores live under a relative workspace/ folder: stay where they were built.
+    # The notebooks' stores live under this run's own workspace root (evidence_lib.workspace): stay there.
     monkeypatch.chdir(workdir)
+    monkeypatch.setenv("EVIDENCE_WORKSPACE", str(workdir))
 
 
 @pytest.fixture(scope="module")
 def namespaces(workdir: Path) -> dict[str, Namespace]:
     """Per part, the globals after running every setup cell of its solution notebook (not the solutions)."""
     out: dict[str, Namespace] = {}
-    here = os.getcwd()
+    here, root = os.getcwd(), os.environ.get("EVIDENCE_WORKSPACE")
     os.chdir(workdir)
+    os.environ["EVIDENCE_WORKSPACE"] = str(workdir)  # never a shared folder, whatever the caller exported
     try:
         for i, part in enumerate(PARTS, 1):
             nb = nbformat.read(SOLUTIONS_DIR / f"workshop_part{i}.ipynb", as_version=4)
@@ -85,6 +87,10 @@ def namespaces(workdir: Path) -> dict[str, Namespace]:
             out[part] = ns
     finally:
         os.chdir(here)
+        if root is None:
+            os.environ.pop("EVIDENCE_WORKSPACE", None)
+        else:
+            os.environ["EVIDENCE_WORKSPACE"] = root
     return out
 
 

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 
+def _prog() -> str:
+    """How we were invoked: ``python -m evidence_lib``, or the console script's name (``evidence-lib``)."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if name in ("", "-c", "__main__.py"):
+        return "python -m evidence_lib"
+    return name.removesuffix(".exe")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m evidence_lib", description=__doc__)
+    parser = argparse.ArgumentParser(prog=_prog(), description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("article", help="run the article's experiment in a temporary directory and print the table")
     fig = sub.add_parser("figures", help="write the article's figures (PNG and SVG)")

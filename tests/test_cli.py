@@ -108,3 +108,14 @@ def test_cli_leaves_no_files_in_the_working_directory(cli_run):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert _listing(cwd) == []
 
+
+
+@pytest.mark.parametrize("how, prog", [("module", "python -m evidence_lib"), ("script", "evidence-lib")])
+def test_help_names_the_command_as_it_was_invoked(how, prog, tmp_path):
+    script = Path(sys.executable).with_name("evidence-lib")  # the console script pip installed beside python
+    if how == "script" and not script.exists():
+        pytest.skip(f"console script not installed at {script}")
+    cmd = [sys.executable, "-m", "evidence_lib", "--help"] if how == "module" else [str(script), "--help"]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, encoding="utf-8", timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith(f"usage: {prog} "), proc.stdout.splitlines()[:1]

@@ -27,23 +27,16 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# The Chinese figures need a CJK font. Found: say so. Missing: install Debian's fonts-noto-cjk when we
-# can (root + apt-get), otherwise say exactly what is missing. English figures never need it.
+# The Chinese figures use the Noto Sans CJK SC subset shipped in evidence_lib/fonts/, never a system
+# font: nothing to install. This only says which font is used and checks it covers every label.
 fonts: setup
-	@$(BIN)/python -c "from evidence_lib.figures import cjk_family; print('CJK font:', cjk_family())" 2>/dev/null \
-	|| { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	       echo "CJK font missing: installing fonts-noto-cjk with apt-get"; \
-	       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null; \
-	       $(BIN)/python -c "from evidence_lib.figures import cjk_family; print('CJK font:', cjk_family())"; \
-	     else \
-	       echo "WARNING: no CJK font found; Chinese figures cannot be drawn."; \
-	       echo "  Debian/Ubuntu: sudo apt-get install fonts-noto-cjk   macOS: brew install --cask font-noto-sans-cjk-sc"; \
-	     fi; }
+	@$(BIN)/python -c "from evidence_lib.figures import cjk_family, cjk_font_path; print('CJK font:', cjk_family(), '(' + str(cjk_font_path()) + ')')"
+	@$(BIN)/python scripts/subset_cjk_font.py --check
 
 lab: setup
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_ARGS)
 
-test: setup fonts
+test: setup
 	$(BIN)/python -m pytest -q tests
 	$(BIN)/python -m pytest -q $(NBVAL) notebooks
 
@@ -61,7 +54,7 @@ test-notebooks: setup
 execute: setup
 	$(BIN)/python scripts/execute_notebooks.py $(NB)
 
-figures: setup fonts
+figures: setup
 	$(BIN)/python -m evidence_lib figures --out figures
 
 bench: setup

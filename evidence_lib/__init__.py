@@ -5,22 +5,26 @@ docstring which notebook introduces it.
 """
 
 from .access import Access, Principal
-from .artifacts import Artifact, ArtifactStore, FixedClock, ManualClock, logistics_tools
-from .catalog import Catalog, Resource, after_sales_catalog, catalog_tools
 from .citations import Answer, Citation, verify_answer, verify_citation
-from .disclosure import AnswerGate, ReadSession, StopRules, plan_loading
+from .clock import FixedClock, ManualClock
 from .corpus import ANSWER, QUESTION, Document, article_corpus, baseline_dump
-from .errors import ERROR_CODES, EvidenceError, error_payload, to_json
+from .disclosure import (AnswerGate, Artifact, ArtifactStore, Catalog, ReadSession, Resource, StopRules, Toolbox,
+                         ToolSpec, after_sales_catalog, after_sales_toolbox, catalog_tools, discovery_tools,
+                         logistics_tools, measure_schema_loading, plan_loading)
+from .errors import AUDIT_REASONS, BUDGET_REASONS, CITATION_REASONS, ERROR_CODES, STOP_REASONS, EvidenceError, \
+    error_payload, to_json
 from .experiment import run_article
 from .index import EvidenceIndex, IndexEntry, Snapshot
-from .ledger import Budget, Ledger
+from .ledger import Budget, Ledger, ReadRecord
 from .locate import LocateOptions
 from .measure import Size, approx_tokens, cl100k, cl100k_tokens, reduction_percent, size_table, utf8_bytes
-from .toolbox import Toolbox, ToolSpec, after_sales_toolbox, discovery_tools, measure_schema_loading
-from .tools import evidence_tools, run_tool_call, tool_call
+from .paging import Page, covering, covers, page
+from .toolkit import EvidenceTool, StrictArgs, run_tool_call, tool_call
+from .tools import evidence_tools
 
 __all__ = [
-    "ANSWER", "ERROR_CODES", "QUESTION",
+    "ANSWER", "AUDIT_REASONS", "BUDGET_REASONS", "CITATION_REASONS", "ERROR_CODES", "QUESTION", "STOP_REASONS",
+    "EvidenceTool", "Page", "ReadRecord", "StrictArgs", "covering", "covers", "page",
     # notebooks 06-07: progressive disclosure
     "AnswerGate", "Artifact", "ArtifactStore", "Catalog", "FixedClock", "ManualClock", "ReadSession", "Resource",
     "StopRules", "ToolSpec", "Toolbox", "after_sales_catalog", "after_sales_toolbox", "catalog_tools",

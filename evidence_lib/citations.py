@@ -9,25 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from .access import Principal
+from .errors import CITATION_REASONS as REASONS
+from .errors import CitationReason as Reason
 from .errors import EvidenceError
 from .index import EvidenceIndex
 from .ledger import Ledger, ReadRecord
+from .paging import covers, is_int
 
-Reason = Literal["ok", "unknown_doc_id", "document_changed", "out_of_bounds", "never_read", "text_mismatch",
-                 "no_citations"]
-
-REASONS: dict[str, str] = {
-    "ok": "the cited range was read from this exact snapshot and matches",
-    "unknown_doc_id": "no such document in the index (or not readable by this principal)",
-    "document_changed": "the document changed since the cited snapshot (revision or sha256 differ)",
-    "out_of_bounds": "the range is not a valid [start, end) inside the document",
-    "never_read": "no read covered this range: the text was never retrieved",
-    "text_mismatch": "the quoted text differs from the text at that range",
-    "no_citations": "the answer cites nothing",
-}
+__all__ = ["REASONS", "Answer", "AnswerCheck", "Citation", "CitationCheck", "Reason", "covered", "verify_answer",
+           "verify_citation"]
 
 
 @dataclass(frozen=True)
@@ -72,19 +65,15 @@ def _ranges(reads: Ledger | Iterable[ReadRecord | Mapping[str, Any]]) -> list[Re
     for r in items:
         if isinstance(r, ReadRecord):
             out.append(r)
-        elif "text" in r or "start" in r:  # a read_evidence page body
-            out.append(ReadRecord(r["doc_id"], r["revision"], r["start"], r["end"]))
+        elif isinstance(r, Mapping) and "text" in r and "sha256" in r:  # a read_evidence page body
+            out.append(ReadRecord(r["doc_id"], r["revision"], r["start"], r["end"], r["sha256"]))
     return out
 
 
-def _covered(reads: list[ReadRecord], c: Citation) -> bool:
-    reach = c.start
-    for r in sorted(reads, key=lambda r: r.start):
-        if (r.doc_id, r.revision) == (c.doc_id, c.revision) and r.start <= reach < r.end:
-            reach = r.end
-        if reach >= c.end:
-            return True
-    return c.start == c.end and any((r.doc_id, r.revision) == (c.doc_id, c.revision) for r in reads)
+def covered(reads: Iterable[ReadRecord], c: Citation) -> bool:
+    """Whether reads *of the cited bytes* (same doc_id, revision and sha256) cover the cited range."""
+    key = (c.doc_id, c.revision, c.sha256)
+    return covers([(r.start, r.end) for r in reads if (r.doc_id, r.revision, r.sha256) == key], c.start, c.end)
 
 
 def verify_citation(index: EvidenceIndex, citation: Citation, reads: Ledger | Iterable,
@@ -100,10 +89,9 @@ def verify_citation(index: EvidenceIndex, citation: Citation, reads: Ledger | It
         text = index.snapshot(citation.doc_id, principal).text
     except EvidenceError:
         return CitationCheck(citation, "document_changed")
-    if not (isinstance(citation.start, int) and isinstance(citation.end, int)
-            and 0 <= citation.start <= citation.end <= len(text)):
+    if not (is_int(citation.start) and is_int(citation.end) and 0 <= citation.start <= citation.end <= len(text)):
         return CitationCheck(citation, "out_of_bounds")
-    if not _covered(_ranges(reads), citation):
+    if not covered(_ranges(reads), citation):
         return CitationCheck(citation, "never_read")
     if citation.quote is not None and text[citation.start: citation.end] != citation.quote:
         return CitationCheck(citation, "text_mismatch")

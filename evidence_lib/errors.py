@@ -8,7 +8,7 @@ function that turns an error into what the model sees.
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 #: Stable error codes. The model (and your tests) may rely on these strings.
 ERROR_CODES: Final[dict[str, str]] = {
@@ -20,13 +20,64 @@ ERROR_CODES: Final[dict[str, str]] = {
     "invalid_term": "search term length is out of bounds",
     "invalid_query": "query length is out of bounds",
     "budget_exhausted": "the budget for this task is spent; narrow the query, ask the user, or answer with what you have",
-    "unknown_resource": "no such resource, version or section is available",
+    "unknown_resource": "no such resource, revision or section is available",
     "unknown_tool": "no such tool is available",
     "unknown_artifact": "no such artifact is available",
     "artifact_expired": "the artifact expired; run the query again",
-    "version_changed": "the source changed since the summary was made",
+    "revision_changed": "the source has a newer revision than the one the summary was made from",
     "internal_error": "the tool failed; the call was not completed",
     "evidence_incomplete": "a final answer needs the full source clause; read it before answering",
+}
+
+
+#: Why a citation does or does not verify (notebook 03). ``ok`` is the only passing reason.
+CitationReason = Literal["ok", "unknown_doc_id", "document_changed", "out_of_bounds", "never_read",
+                         "text_mismatch", "no_citations"]
+CITATION_REASONS: Final[dict[str, str]] = {
+    "ok": "the cited range was read from this exact snapshot and matches",
+    "unknown_doc_id": "no such document in the index (or not readable by this principal)",
+    "document_changed": "the document changed since the cited snapshot (revision or sha256 differ)",
+    "out_of_bounds": "the range is not a valid [start, end) inside the document",
+    "never_read": "no read of these exact bytes covered this range: the text was never retrieved",
+    "text_mismatch": "the quoted text differs from the text at that range",
+    "no_citations": "the answer cites nothing",
+}
+
+#: Which limit a ``budget_exhausted`` refusal ran into (notebook 05).
+BudgetReason = Literal["calls", "chars", "bytes", "tokens", "reads_per_doc", "refusals"]
+BUDGET_REASONS: Final[dict[str, str]] = {
+    "calls": "the task made as many charged calls as its budget allows",
+    "chars": "the characters returned would pass the budget",
+    "bytes": "the UTF-8 bytes returned would pass the budget",
+    "tokens": "the cl100k tokens returned would pass the budget",
+    "reads_per_doc": "this document was read as often as the budget allows",
+    "refusals": "too many refused calls: the caller is looping",
+}
+
+#: Why the operator-side audit refused a call; the caller only ever sees the uniform error.
+AuditReason = Literal["malformed_id", "not_found", "other_tenant", "no_read_grant", "unknown_revision",
+                      "unknown_section", "other_principal", "source_read_revoked", "not_granted",
+                      "order_not_found", "order_of_other_tenant"]
+AUDIT_REASONS: Final[dict[str, str]] = {
+    "malformed_id": "the id is not well-formed (a path, a URL, ...): never looked up",
+    "not_found": "no such resource, artifact or tool",
+    "other_tenant": "it belongs to another tenant",
+    "no_read_grant": "the principal may not read it",
+    "unknown_revision": "no such revision of the resource",
+    "unknown_section": "no such section in that revision",
+    "other_principal": "the artifact was created by another principal",
+    "source_read_revoked": "the principal may no longer read the artifact's source",
+    "not_granted": "the principal may not execute the tool",
+    "order_not_found": "no such order",
+    "order_of_other_tenant": "the order belongs to another tenant",
+}
+
+#: Why a read session stopped (notebook 07).
+StopReason = Literal["all_needs_found", "no_new_evidence", "read_limit"]
+STOP_REASONS: Final[dict[str, str]] = {
+    "all_needs_found": "every piece of evidence the task needs was found",
+    "no_new_evidence": "consecutive reads brought no new evidence",
+    "read_limit": "the supplementary read limit was reached",
 }
 
 

@@ -2,13 +2,17 @@
 
 ``EvidenceIndex.build`` writes each document's UTF-8 bytes to ``<root>/<doc_id>.txt`` (the
 article's layout, so a learner can edit a file and watch the next read be refused) and records
-its sha256. Reads look a doc_id up in the index only; a doc_id is never joined into a path.
+its sha256 and size. Reads look a doc_id up in the index only; a doc_id is never joined into a
+path. A stored file is opened without following symlinks, only if it is a regular file of the
+recorded size, and never read past that size.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -18,11 +22,43 @@ from .corpus import Document
 from .errors import EvidenceError
 
 PREVIEW_CHARS = 40
+#: Largest document the index stores (UTF-8 bytes); bigger ones are refused at build time.
+MAX_STORED_BYTES = 64 * 1024 * 1024
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def read_stored(path: Path, root: Path, size: int = -1, max_bytes: int = MAX_STORED_BYTES) -> bytes:
+    """The bytes of one stored file, or ``OSError``: never through a symlink, never from a FIFO or device,
+    never from outside ``root``, never more than ``size`` (when known) or ``max_bytes``.
+
+    The size is checked with ``fstat`` on the opened file, before a single byte is read.
+    """
+    if Path(os.path.realpath(path.parent)) != Path(os.path.realpath(root)):
+        raise OSError("stored file is not directly inside the store root")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        cap = max_bytes if size < 0 else min(size, max_bytes)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > cap or (size >= 0 and st.st_size != size):
+            raise OSError("stored file is not a regular file of the recorded size")
+        chunks, left = [], cap + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > cap:
+            raise OSError("stored file grew while it was read")
+        return data
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -37,6 +73,7 @@ class IndexEntry:
     preview: str
     access: Access | None = field(default=None, repr=False)
     path: Path = field(default=Path(), repr=False, compare=False)
+    bytes: int = field(default=-1, repr=False)  # stored UTF-8 size; -1: unknown (checked by hash only)
 
     def manifest_entry(self) -> dict[str, object]:
         """The manifest row, keys in the article's order."""
@@ -79,6 +116,8 @@ class EvidenceIndex:
             if not _SAFE_ID.fullmatch(doc.doc_id):
                 raise ValueError(f"doc_id {doc.doc_id!r} is not a safe file stem")
             raw = doc.text.encode("utf-8")
+            if len(raw) > MAX_STORED_BYTES:
+                raise ValueError(f"document {doc.doc_id!r} is larger than {MAX_STORED_BYTES:,} bytes")
             path = root / f"{doc.doc_id}.txt"
             path.write_bytes(raw)
             entries.append(
@@ -91,6 +130,7 @@ class EvidenceIndex:
                     preview=doc.text[:PREVIEW_CHARS],
                     access=doc.access,
                     path=path,
+                    bytes=len(raw),
                 )
             )
         return cls(root, entries)
@@ -119,7 +159,7 @@ class EvidenceIndex:
         """Read the stored bytes once, check them against the index, decode those same bytes."""
         e = self.entry(doc_id, principal, "read")
         try:
-            raw = e.path.read_bytes()
+            raw = read_stored(e.path, self.root, e.bytes)
         except OSError:
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision) from None
         if sha256_hex(raw) != e.sha256:

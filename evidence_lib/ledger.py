@@ -2,9 +2,13 @@
 
 A page limit bounds one call; the ledger bounds the task: calls, characters, UTF-8 bytes and
 cl100k tokens returned, and reads per document. It remembers every read as
-``(doc_id, revision, start, end)`` so a read already covered is answered ``already_read``
-without text. Over budget, tools raise ``budget_exhausted`` with the totals; refused calls
-are recorded but never charged.
+``(doc_id, revision, start, end, sha256)`` so a read already covered *by the same bytes* is
+answered ``already_read`` without text. Over budget, tools raise ``budget_exhausted`` with the totals.
+
+A refused call is not charged against the budget, but it is not free either: its error message
+enters the model's context. The ledger records that size too (:meth:`Ledger.context`), and after
+``max_refusals`` refused calls it refuses everything with ``budget_exhausted`` (reason
+``refusals``), so a model looping on bad calls is stopped.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from .errors import EvidenceError
+from .errors import EvidenceError, error_payload, to_json
 from .measure import cl100k_tokens, utf8_bytes
+from .paging import covering
 
 
 @dataclass(frozen=True)
@@ -25,19 +30,23 @@ class Budget:
     max_bytes: int | None = 16_000
     max_tokens: int | None = 6_000
     max_reads_per_doc: int | None = 4
+    max_refusals: int | None = 5
 
 
 @dataclass(frozen=True)
 class ReadRecord:
+    """One range served to the model, bound to the bytes it came from (``sha256``), not only to labels."""
+
     doc_id: str
     revision: str
     start: int
     end: int
+    sha256: str
 
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """One call as the ledger saw it; refused calls have ``charged=False`` and zero sizes."""
+    """One call as the ledger saw it. Sizes are what entered the context; refusals have ``charged=False``."""
 
     step: int
     tool: str
@@ -49,6 +58,10 @@ class LedgerEntry:
     read: ReadRecord | None = None
     reason: str | None = None  # for budget_exhausted: which limit ran out
     covered: tuple[str, int, int] | None = None  # for already_read: the range asked for
+
+    @property
+    def refused(self) -> bool:
+        return not self.charged
 
 
 @dataclass
@@ -67,14 +80,26 @@ class Ledger:
     def reads(self) -> list[ReadRecord]:
         return [e.read for e in self.charged if e.read is not None]
 
-    def totals(self) -> dict[str, int]:
-        c = self.charged
+    @property
+    def refusals(self) -> list[LedgerEntry]:
+        return [e for e in self.entries if not e.charged]
+
+    @staticmethod
+    def _sum(entries: list[LedgerEntry]) -> dict[str, int]:
         return {
-            "calls": len(c),
-            "chars": sum(e.chars for e in c),
-            "bytes": sum(e.bytes for e in c),
-            "tokens": sum(e.tokens for e in c),
+            "calls": len(entries),
+            "chars": sum(e.chars for e in entries),
+            "bytes": sum(e.bytes for e in entries),
+            "tokens": sum(e.tokens for e in entries),
         }
+
+    def totals(self) -> dict[str, int]:
+        """What was charged against the budget: calls that returned content."""
+        return self._sum(self.charged)
+
+    def context(self) -> dict[str, int]:
+        """What entered the model's context through these tools: charged calls *and* refusals."""
+        return {**self._sum(self.entries), "refused": len(self.refusals)}
 
     def limits(self) -> dict[str, int | None]:
         b = self.budget
@@ -87,28 +112,22 @@ class Ledger:
     def admit(self, tool: str, doc_id: str | None = None) -> None:
         """Refuse before any work when the call count or the per-document reads are used up."""
         b = self.budget
+        if b.max_refusals is not None and len(self.refusals) >= b.max_refusals:
+            raise self._exhausted("refusals")
         if b.max_calls is not None and len(self.charged) >= b.max_calls:
             raise self._exhausted("calls")
         if doc_id is not None and b.max_reads_per_doc is not None:
             if Counter(r.doc_id for r in self.reads)[doc_id] >= b.max_reads_per_doc:
                 raise self._exhausted("reads_per_doc")
 
-    def covering(self, doc_id: str, revision: str, start: int, end: int) -> list[tuple[int, int]]:
-        """Earlier ranges of the same doc and revision that together cover ``[start, end)``, else []."""
-        if start >= end:
-            return []
-        ranges = sorted((r.start, r.end) for r in self.reads if (r.doc_id, r.revision) == (doc_id, revision))
-        used, reach = [], start
-        for s, e in ranges:
-            if s <= reach < e:
-                used.append((s, e))
-                reach = e
-                if reach >= end:
-                    return used
-        return []
+    def covering(self, doc_id: str, revision: str, sha256: str, start: int, end: int) -> list[tuple[int, int]]:
+        """Earlier ranges read from the same bytes that together cover ``[start, end)``, else ``[]``."""
+        key = (doc_id, revision, sha256)
+        return covering(((r.start, r.end) for r in self.reads if (r.doc_id, r.revision, r.sha256) == key),
+                        start, end) or []
 
     def charge(self, tool: str, content: str, *, status: str = "ok",
-               read: tuple[str, str, int, int] | None = None,
+               read: tuple[str, str, int, int, str] | None = None,
                covered: tuple[str, int, int] | None = None) -> None:
         """Record ``content`` as returned, or refuse it whole if it would overrun a limit."""
         size = {"chars": len(content), "bytes": utf8_bytes(content), "tokens": cl100k_tokens(content)}
@@ -119,9 +138,11 @@ class Ledger:
         self.entries.append(LedgerEntry(len(self.entries) + 1, tool, status, **size,
                                         read=ReadRecord(*read) if read else None, covered=covered))
 
-    def refused(self, tool: str, code: str, reason: str | None = None) -> None:
-        """Record a refused call (kept for the record, never charged)."""
-        self.entries.append(LedgerEntry(len(self.entries) + 1, tool, code, charged=False, reason=reason))
+    def refused(self, tool: str, error: EvidenceError) -> None:
+        """Record a refused call: never charged, but its error message did enter the context."""
+        content = to_json(error_payload(error))
+        self.entries.append(LedgerEntry(len(self.entries) + 1, tool, error.code, len(content), utf8_bytes(content),
+                                        cl100k_tokens(content), charged=False, reason=error.details.get("reason")))
 
     # -- reporting -----------------------------------------------------------------------
     def summary(self) -> str:
@@ -136,34 +157,41 @@ class Ledger:
             else:
                 rng = ""
             lines.append(f"{e.step:>4}  {e.tool:<16} {status:<30} {e.chars:>6,} {e.bytes:>7,} {e.tokens:>7,}  {rng}".rstrip())
-        t, lim = self.totals(), self.limits()
+        t, lim, ctx = self.totals(), self.limits(), self.context()
         lines.append(
-            "spent: " + ", ".join(f"{k} {t[k]:,}" + (f"/{lim[k]:,}" if lim[k] is not None else "") for k in t)
+            "charged: " + ", ".join(f"{k} {t[k]:,}" + (f"/{lim[k]:,}" if lim[k] is not None else "") for k in t)
         )
+        cap = f"/{self.budget.max_refusals}" if self.budget.max_refusals is not None else ""
+        lines.append(f"context: calls {ctx['calls']:,} ({ctx['refused']}{cap} refused), chars {ctx['chars']:,}, "
+                     f"bytes {ctx['bytes']:,}, tokens {ctx['tokens']:,}")
         return "\n".join(lines)
 
     def as_rows(self) -> list[dict]:
         return [asdict(e) for e in self.entries]
 
     def plot(self, ax=None, unit: str = "bytes"):
-        """Cumulative spend per step (refused calls drawn as crosses at the current total)."""
+        """Cumulative charged spend per step, and what entered the context (refusals drawn as crosses)."""
         import matplotlib.pyplot as plt
 
         if ax is None:
             _, ax = plt.subplots(figsize=(6.4, 3.2))
-        total, xs, ys, refused = 0, [0], [0], []
+        total, seen, xs, ys, ctx, refused = 0, 0, [0], [0], [0], []
         for e in self.entries:
             total += getattr(e, unit) if e.charged else 0
+            seen += getattr(e, unit)
             xs.append(e.step)
             ys.append(total)
+            ctx.append(seen)
             if not e.charged:
-                refused.append((e.step, total))
-        ax.step(xs, ys, where="post", label=f"cumulative {unit}")
+                refused.append((e.step, seen))
+        ax.step(xs, ys, where="post", label=f"charged {unit}")
+        if refused:
+            ax.step(xs, ctx, where="post", color="tab:grey", linestyle=":", label=f"in context ({unit})")
         limit = self.limits().get(unit)
         if limit is not None:
             ax.axhline(limit, color="tab:red", linestyle="--", label=f"budget ({limit:,} {unit})")
         if refused:
-            ax.scatter(*zip(*refused), marker="x", color="tab:red", zorder=3, label="refused (not charged)")
+            ax.scatter(*zip(*refused), marker="x", color="tab:red", zorder=3, label="refused (in context, not charged)")
         ax.set_xlabel("tool call")
         ax.set_ylabel(unit)
         ax.legend(loc="lower right")

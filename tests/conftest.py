@@ -7,6 +7,7 @@ test may freely edit or delete stored evidence.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from unittest import mock
@@ -85,9 +86,13 @@ def call() -> Callable[..., Any]:
 
 @contextmanager
 def files_opened() -> Iterator[list[Path]]:
-    """Record every ``Path.read_bytes`` / ``Path.open`` inside the block (usable under hypothesis too)."""
+    """Record every ``Path.read_bytes`` / ``Path.open`` / ``os.open`` inside the block (usable under hypothesis too)."""
     opened: list[Path] = []
-    real_read_bytes, real_open = Path.read_bytes, Path.open
+    real_read_bytes, real_open, real_os_open = Path.read_bytes, Path.open, os.open
+
+    def spy_os_open(path, *a, **k):
+        opened.append(Path(path))
+        return real_os_open(path, *a, **k)
 
     def spy_read_bytes(self):
         opened.append(Path(self))
@@ -97,7 +102,8 @@ def files_opened() -> Iterator[list[Path]]:
         opened.append(Path(self))
         return real_open(self, *a, **k)
 
-    with mock.patch.object(Path, "read_bytes", spy_read_bytes), mock.patch.object(Path, "open", spy_open):
+    with mock.patch.object(Path, "read_bytes", spy_read_bytes), mock.patch.object(Path, "open", spy_open), \
+            mock.patch.object(os, "open", spy_os_open):
         yield opened
 
 

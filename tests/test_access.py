@@ -109,8 +109,9 @@ def test_manifest_limit_counts_only_visible_documents(tmp_path, bob):
     docs = [Document(f"g{i}", f"hidden {i}", "r", "x", access=Access("globex")) for i in range(5)]
     docs += [Document(f"a{i}", f"visible {i}", "r", "y", access=Access("acme")) for i in range(5)]
     index = EvidenceIndex.build(docs, tmp_path / "s")
-    manifest = _manifest(evidence_tools(index, principal=bob, manifest_limit=3))
-    assert [m["doc_id"] for m in manifest] == ["a0", "a1", "a2"]
+    manifest = json.loads(evidence_tools(index, principal=bob, manifest_limit=3)[0].invoke({"query": "q"}))
+    assert [m["doc_id"] for m in manifest["candidates"]] == ["a0", "a1", "a2"]
+    assert manifest["omitted"] == 2  # the two other visible ones; the five hidden ones are not counted
 
 
 # -- locate ------------------------------------------------------------------------------------

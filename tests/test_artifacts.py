@@ -1,15 +1,17 @@
-"""The artifact store: handles instead of content, owners, exclusive expiry, explicit version policies."""
+"""The artifact store: handles instead of content, owners, exclusive expiry, explicit revision policies."""
 
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta
 
 import pytest
 
 from evidence_lib.access import Access, Principal
-from evidence_lib.artifacts import ArtifactStore, FixedClock, ManualClock, logistics_tools
-from evidence_lib.catalog import CST, after_sales_catalog, logistics_sections
+from evidence_lib.clock import FixedClock, ManualClock
+from evidence_lib.disclosure.artifacts import ArtifactStore, logistics_tools
+from evidence_lib.disclosure.datasets import CST, after_sales_catalog, logistics_sections
 from evidence_lib.errors import EvidenceError, error_payload, to_json
 from evidence_lib.measure import utf8_bytes
 from evidence_lib.tools import run_tool_call, tool_call
@@ -18,7 +20,8 @@ AGENT = Principal("shop-a", "user-417", groups={"support"})
 COLLEAGUE = Principal("shop-a", "user-418", groups={"support"})
 SAME_NAME_OTHER_SHOP = Principal("shop-b", "user-417", groups={"support"})
 START = datetime(2026, 9, 11, 0, 0, tzinfo=CST)
-HANDLE_KEYS = ["artifact_id", "source_version", "summary", "available_sections", "content_hash", "expires_at"]
+HANDLE_KEYS = ["artifact_id", "revision", "summary", "available_sections", "sha256", "expires_at"]
+ID = re.compile(r"logistics-A1042-r8-[0-9a-f]{12}")
 
 
 @pytest.fixture
@@ -33,7 +36,7 @@ def clock():
 
 @pytest.fixture
 def store(catalog, clock):
-    return ArtifactStore(catalog, clock)
+    return ArtifactStore(catalog, clock, seed="tests")
 
 
 def refusal(fn, *args):
@@ -46,38 +49,39 @@ def test_query_returns_a_handle_and_the_latest_event_not_the_trace(store):
     msg = run_tool_call(logistics_tools(store, AGENT), tool_call("query_logistics", {"order_id": "A1042"}, "c1"))
     body = json.loads(msg.content)
     assert list(body) == [*HANDLE_KEYS, "latest_delivery_event"]
-    assert body["artifact_id"] == "logistics-A1042-r8-0001"
+    assert ID.fullmatch(body["artifact_id"])
     assert body["summary"] == "存在签收记录；未发现质量核实记录"
     assert body["available_sections"] == ["delivery", "transit", "exceptions"]
     assert body["expires_at"] == "2026-09-12T00:00:00+08:00"
     assert body["latest_delivery_event"]["line"].endswith("已签收 本人签收")
     assert utf8_bytes(msg.content) < 1_000
     # The full trace travels in ToolMessage.artifact, for the application, not in the content.
-    assert sum(len(v) for v in msg.artifact["sections"].values()) == 5_000
+    assert sum(len(v.split("\n")) for v in msg.artifact["sections"].values()) == 5_000
     assert "扫描0001" not in msg.content
 
 
-def test_content_hash_identifies_the_content(catalog, clock):
+def test_sha256_identifies_the_content_as_bare_hex(catalog, clock):
     a = ArtifactStore(catalog, clock).create(AGENT, "logistics:A1042")
     b = ArtifactStore(catalog, clock).create(COLLEAGUE, "logistics:A1042")
-    assert a.content_hash == b.content_hash and a.content_hash.startswith("sha256:")
+    assert a.sha256 == b.sha256 and re.fullmatch(r"[0-9a-f]{64}", a.sha256)
 
 
 def test_sections_are_read_on_demand_in_half_open_pages(store):
     a = store.create(AGENT, "logistics:A1042")
-    lines, offset = [], 0
+    text, offset = "", 0
     while offset is not None:
-        page = store.read(AGENT, a.artifact_id, "transit", offset, 200)
-        assert page["end"] - page["start"] == len(page["lines"])
-        lines, offset = lines + page["lines"], page["next_offset"]
-    assert lines == logistics_sections("r8")["transit"].split("\n")
-    assert page["total_lines"] == 4_997 and page["source"] == "logistics:A1042@r8#transit"
+        page = store.read(AGENT, a.artifact_id, "transit", offset, 800)
+        assert page["end"] - page["start"] == len(page["text"]) and page["kind"] == "data"
+        text, offset = text + page["text"], page["next_offset"]
+    transit = logistics_sections("r8")["transit"]
+    assert text == transit and len(transit.split("\n")) == 4_997
+    assert page["total_chars"] == len(transit) and page["source"] == "logistics:A1042@r8#transit"
 
 
 def test_page_bounds_and_unknown_sections_are_refused(store):
     a = store.create(AGENT, "logistics:A1042")
-    assert json.loads(refusal(store.read, AGENT, a.artifact_id, "transit", 0, 201))["error"] == "invalid_page_bounds"
-    assert json.loads(refusal(store.read, AGENT, a.artifact_id, "transit", 5_000))["error"] == \
+    assert json.loads(refusal(store.read, AGENT, a.artifact_id, "transit", 0, 801))["error"] == "invalid_page_bounds"
+    assert json.loads(refusal(store.read, AGENT, a.artifact_id, "transit", 10**6))["error"] == \
         "offset_exceeds_document"
     body = json.loads(refusal(store.read, AGENT, a.artifact_id, "photos"))
     assert body["error"] == "invalid_arguments" and body["available_sections"] == ["delivery", "transit", "exceptions"]
@@ -86,7 +90,7 @@ def test_page_bounds_and_unknown_sections_are_refused(store):
 @pytest.mark.parametrize("other", [COLLEAGUE, SAME_NAME_OTHER_SHOP, None])
 def test_replay_by_another_principal_is_refused_like_an_unknown_id(store, other):
     a = store.create(AGENT, "logistics:A1042")
-    unknown = refusal(store.read, AGENT, "logistics-A1042-r8-9999", "delivery")
+    unknown = refusal(store.read, AGENT, "logistics-A1042-r8-000000000000", "delivery")
     assert refusal(store.read, other, a.artifact_id, "delivery") == unknown
     assert json.loads(unknown) == {"error": "unknown_artifact", "message": "no such artifact is available"}
     assert store.audit[-1].reason == "other_principal"
@@ -95,7 +99,7 @@ def test_replay_by_another_principal_is_refused_like_an_unknown_id(store, other)
 def test_the_owner_with_other_groups_is_still_the_owner(store):
     a = store.create(AGENT, "logistics:A1042")
     same_user_new_session = Principal("shop-a", "user-417", groups={"support", "night_shift"})
-    assert store.read(same_user_new_session, a.artifact_id, "delivery")["total_lines"] == 2
+    assert store.read(same_user_new_session, a.artifact_id, "delivery")["text"].count("\n") == 1
 
 
 def test_revoked_source_access_makes_the_artifact_unknown(catalog, store):
@@ -112,7 +116,7 @@ def test_expires_at_is_exclusive(store, clock):
     clock.set(a.expires_at)
     body = json.loads(refusal(store.read, AGENT, a.artifact_id, "delivery"))
     assert body == {"error": "artifact_expired", "message": "the artifact expired; run the query again",
-                    "artifact_id": a.artifact_id, "expired_at": "2026-09-12T00:00:00+08:00",
+                    "artifact_id": a.artifact_id, "expires_at": "2026-09-12T00:00:00+08:00",
                     "requery": {"tool": "query_logistics", "args": {"order_id": "A1042"}}}
 
 
@@ -130,7 +134,7 @@ def test_requery_after_expiry_gives_a_fresh_readable_artifact(store, clock):
                                                                 "section": "delivery"}, "c2"))
     hint = json.loads(expired.content)["requery"]
     again = json.loads(run_tool_call(tools, tool_call(hint["tool"], hint["args"], "c3")).content)
-    assert again["artifact_id"] == "logistics-A1042-r8-0002"
+    assert ID.fullmatch(again["artifact_id"]) and again["artifact_id"] != first["artifact_id"]
     assert again["expires_at"] == "2026-09-13T00:00:00+08:00"
 
 
@@ -141,44 +145,75 @@ def test_purged_artifacts_are_simply_unknown(store, clock):
     assert json.loads(refusal(store.read, AGENT, a.artifact_id, "delivery"))["error"] == "unknown_artifact"
 
 
-def test_pinned_policy_reads_the_version_the_summary_was_made_from(catalog, store):
+def test_pinned_policy_reads_the_revision_the_summary_was_made_from(catalog, store):
     a = store.create(AGENT, "logistics:A1042")
     catalog.publish("logistics:A1042", "r9", logistics_sections("r9"))
     page = store.read(AGENT, a.artifact_id, "exceptions")
-    assert (page["source_version"], page["version_policy"], page["current_version"]) == ("r8", "pinned", "r9")
-    assert page["lines"] == ["2026-09-01T09:30:00+08:00 上海分拨中心 延误 天气原因"]
+    assert (page["revision"], page["revision_policy"], page["current_revision"]) == ("r8", "pinned", "r9")
+    assert page["text"] == "2026-09-01T09:30:00+08:00 上海分拨中心 延误 天气原因"
 
 
 def test_latest_policy_reports_the_change_and_rebuilds_the_summary(catalog, clock):
-    store = ArtifactStore(catalog, clock, version_policy="latest")
+    store = ArtifactStore(catalog, clock, revision_policy="latest")
     a = store.create(AGENT, "logistics:A1042")
     catalog.publish("logistics:A1042", "r9", logistics_sections("r9"))
     body = json.loads(refusal(store.read, AGENT, a.artifact_id, "exceptions"))
-    assert body["error"] == "version_changed"
-    assert (body["summary_version"], body["current_version"]) == ("r8", "r9")
-    assert body["replacement"]["source_version"] == "r9"
+    assert body["error"] == "revision_changed"
+    assert (body["summary_revision"], body["current_revision"]) == ("r8", "r9")
+    assert body["replacement"]["revision"] == "r9"
     assert body["replacement"]["summary"] == "存在签收记录；买家反馈未收到；未发现质量核实记录"
     page = store.read(AGENT, body["replacement"]["artifact_id"], "exceptions")
-    assert page["source_version"] == "r9" and len(page["lines"]) == 2
+    assert page["revision"] == "r9" and page["text"].count("\n") == 1
     again = json.loads(refusal(store.read, AGENT, a.artifact_id, "exceptions"))
     assert again["replacement"]["artifact_id"] == body["replacement"]["artifact_id"]
 
 
-def test_id_counters_are_per_store_and_a_prefix_keeps_ids_apart(catalog, clock, store):
+def test_ids_are_stable_under_a_seed_and_a_prefix_keeps_stores_apart(catalog, clock, store):
     pinned = store.create(AGENT, "logistics:A1042")
-    same_counter = ArtifactStore(catalog, clock, version_policy="latest").create(AGENT, "logistics:A1042")
-    assert pinned.artifact_id == same_counter.artifact_id == "logistics-A1042-r8-0001"
-    latest = ArtifactStore(catalog, clock, version_policy="latest", id_prefix="latest-")
+    twin = ArtifactStore(catalog, clock, seed="tests").create(AGENT, "logistics:A1042")
+    assert pinned.artifact_id == twin.artifact_id  # deterministic under an injected seed
+    latest = ArtifactStore(catalog, clock, revision_policy="latest", id_prefix="latest-", seed="tests")
     a = latest.create(AGENT, "logistics:A1042")
-    assert a.artifact_id == "latest-logistics-A1042-r8-0001" and "id_prefix='latest-'" in repr(latest)
+    assert a.artifact_id == "latest-" + pinned.artifact_id and "id_prefix='latest-'" in repr(latest)
     # an id is only meaningful in the store that issued it
     assert json.loads(refusal(store.read, AGENT, a.artifact_id, "delivery"))["error"] == "unknown_artifact"
     catalog.publish("logistics:A1042", "r9", logistics_sections("r9"))
     body = json.loads(refusal(latest.read, AGENT, a.artifact_id, "exceptions"))
-    assert body["replacement"]["artifact_id"] == "latest-logistics-A1042-r9-0002"
+    assert re.fullmatch(r"latest-logistics-A1042-r9-[0-9a-f]{12}", body["replacement"]["artifact_id"])
     for bad in ("Latest-", "a/b", "x" * 17):
         with pytest.raises(ValueError):
             ArtifactStore(catalog, clock, id_prefix=bad)
+
+
+def test_unseeded_stores_draw_their_own_key(catalog, clock):
+    a = ArtifactStore(catalog, clock).create(AGENT, "logistics:A1042")
+    b = ArtifactStore(catalog, clock).create(AGENT, "logistics:A1042")
+    assert a.artifact_id != b.artifact_id
+
+
+def test_purge_then_create_never_reissues_a_live_id_to_another_principal(store, clock):
+    """Regression (issue 8, defect 4): a counter per store reused ids after purge_expired."""
+    issued = set()
+    a = store.create(AGENT, "logistics:A1042")
+    issued.add(a.artifact_id)
+    clock.advance(hours=12)
+    b = store.create(COLLEAGUE, "logistics:A1042")
+    clock.advance(hours=13)  # a expired, b alive
+    assert store.purge_expired() == 1
+    for who in (AGENT, COLLEAGUE, AGENT):
+        c = store.create(who, "logistics:A1042")
+        assert c.artifact_id not in issued | {b.artifact_id}
+        issued.add(c.artifact_id)
+    assert store.read(COLLEAGUE, b.artifact_id, "delivery")["artifact_id"] == b.artifact_id
+
+
+def test_ids_reveal_nothing_about_other_principals_activity(catalog, clock):
+    """Regression (issue 8, defect 4): one counter per store showed how many artifacts others made."""
+    quiet = ArtifactStore(catalog, clock, seed="s")
+    busy = ArtifactStore(catalog, clock, seed="s")
+    for _ in range(7):
+        busy.create(COLLEAGUE, "logistics:A1042")
+    assert quiet.create(AGENT, "logistics:A1042").artifact_id == busy.create(AGENT, "logistics:A1042").artifact_id
 
 
 def test_query_for_another_shops_order_is_refused_like_a_missing_one(store):

@@ -1,4 +1,4 @@
-"""The resource catalog: discovery filtered per principal, fixed-version section reads, uniform refusals."""
+"""The resource catalog: discovery filtered per principal, fixed-revision section reads, uniform refusals."""
 
 from __future__ import annotations
 
@@ -9,13 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evidence_lib.access import Access, Principal
-from evidence_lib.catalog import (
-    QUALITY_CLAUSE,
-    RETURNS_SUMMARY,
-    after_sales_catalog,
-    catalog_tools,
-    logistics_sections,
-)
+from evidence_lib.disclosure.catalog import catalog_tools
+from evidence_lib.disclosure.datasets import QUALITY_CLAUSE, RETURNS_SUMMARY, after_sales_catalog, logistics_sections
 from evidence_lib.errors import EvidenceError, error_payload, to_json
 from evidence_lib.tools import run_tool_call, tool_call
 
@@ -50,10 +45,10 @@ def test_discover_lists_only_what_each_principal_may_discover(catalog):
     assert catalog.discover(None) == []
 
 
-def test_discover_shows_descriptions_versions_and_sections_but_no_text_or_storage(catalog):
+def test_discover_shows_descriptions_revisions_and_sections_but_no_text_or_storage(catalog):
     listing = to_json(catalog.discover(AGENT))
     order = next(e for e in catalog.discover(AGENT) if e["resource_id"] == "order:A1042")
-    assert order["versions"] == ["r11", "r12"] and order["latest_version"] == "r12"
+    assert order["revisions"] == ["r11", "r12"] and order["latest_revision"] == "r12"
     assert order["sections"] == ["header", "delivery", "remarks"]
     assert "signed_at" in order["key_fields"] and "category" in order["key_fields"]
     assert "orders/" not in listing and "policies/" not in listing
@@ -99,7 +94,7 @@ def test_pages_are_half_open_and_concatenate_back_to_the_section(limit):
     (AGENT, "order:B2077", "r3", "header"),                 # another tenant's
     (OTHER_SHOP, "order:A1042", "r12", "delivery"),         # same user name, other tenant
     (None, "order:A1042", "r12", "delivery"),               # no principal at all
-    (AGENT, "order:A1042", "r99", "delivery"),              # no such version
+    (AGENT, "order:A1042", "r99", "delivery"),              # no such revision
     (AGENT, "order:A1042", "r12", "payment"),               # no such section
     (AGENT, "../../etc/passwd", "r1", "x"),                 # a path is never an id
     (AGENT, "orders/shop-a/A1042", "r12", "delivery"),      # nor is the storage key itself
@@ -108,14 +103,14 @@ def test_missing_and_forbidden_resources_give_byte_identical_errors(catalog, who
     missing = refusal(catalog.read_section, AGENT, "order:Z9999", "r1", "header")
     assert refusal(catalog.read_section, who, rid, version, section) == missing
     assert json.loads(missing) == {"error": "unknown_resource",
-                                   "message": "no such resource, version or section is available"}
+                                   "message": "no such resource, revision or section is available"}
 
 
 def test_tool_refusals_are_identical_tool_messages(catalog):
     tools = catalog_tools(catalog, AGENT)
     contents = {
         run_tool_call(tools, tool_call("read_resource_section",
-                                       {"resource_id": rid, "version": v, "section": s}, "c1")).content
+                                       {"resource_id": rid, "revision": v, "section": s}, "c1")).content
         for rid, v, s in [("order:Z9999", "r1", "header"), ("policy:refund-exceptions", "r2", "limits"),
                           ("order:B2077", "r3", "header")]
     }
@@ -138,9 +133,9 @@ def test_revoking_read_access_applies_to_the_next_read(catalog):
     assert info.value.code == "unknown_resource"
 
 
-def test_publishing_a_version_keeps_earlier_versions_readable(catalog):
+def test_publishing_a_revision_keeps_earlier_revisions_readable(catalog):
     catalog.publish("logistics:A1042", "r9", logistics_sections("r9"))
-    assert catalog.current_version("logistics:A1042") == "r9"
+    assert catalog.current_revision("logistics:A1042") == "r9"
     r8 = catalog.read_section(AGENT, "logistics:A1042", "r8", "exceptions")
     r9 = catalog.read_section(AGENT, "logistics:A1042", "r9", "exceptions")
     assert r8["text"].count("\n") + 1 == 1 and r9["text"].count("\n") + 1 == 2
@@ -157,7 +152,7 @@ def test_page_bounds_are_checked_before_anything_is_looked_up(catalog):
 def test_read_tool_refuses_a_smuggled_principal_argument(catalog):
     msg = run_tool_call(catalog_tools(catalog, AGENT), tool_call(
         "read_resource_section",
-        {"resource_id": "order:A1042", "version": "r12", "section": "delivery", "principal": "admin"}, "c1"))
+        {"resource_id": "order:A1042", "revision": "r12", "section": "delivery", "principal": "admin"}, "c1"))
     assert msg.status == "error" and json.loads(msg.content)["error"] == "invalid_arguments"
 
 

@@ -7,11 +7,12 @@ import json
 import pytest
 
 from conftest import body, refusal_code
-from evidence_lib import Budget, EvidenceError, Ledger, evidence_tools
+from evidence_lib import Budget, EvidenceError, Ledger, error_payload, evidence_tools, to_json
 from evidence_lib.ledger import ReadRecord
 from evidence_lib.measure import cl100k_tokens, utf8_bytes
 
-UNLIMITED = dict(max_calls=None, max_chars=None, max_bytes=None, max_tokens=None, max_reads_per_doc=None)
+UNLIMITED = dict(max_calls=None, max_chars=None, max_bytes=None, max_tokens=None, max_reads_per_doc=None,
+                 max_refusals=None)
 
 
 def _tools(index, **budget):
@@ -139,7 +140,9 @@ def test_ledger_records_every_read_as_doc_revision_start_end(index):
     ledger, (_, _, read) = _tools(index)
     read.invoke({"doc_id": "d03", "offset": 4321})
     read.invoke({"doc_id": "d01", "offset": 0, "limit": 5})
-    assert ledger.reads == [ReadRecord("d03", "2026-10-27", 4321, 4339), ReadRecord("d01", "2026-10-27", 0, 5)]
+    sha = {e.doc_id: e.sha256 for e in index}
+    assert ledger.reads == [ReadRecord("d03", "2026-10-27", 4321, 4339, sha["d03"]),
+                            ReadRecord("d01", "2026-10-27", 0, 5, sha["d01"])]
 
 
 def test_ledger_charges_exactly_what_the_model_sees(index):
@@ -164,15 +167,21 @@ def test_ledger_charges_exactly_what_the_model_sees(index):
      (1, {"term": ""}, "invalid_term"),
      (0, {"query": ""}, "invalid_query")],
 )
-def test_refused_calls_are_recorded_but_not_charged(index, tool_index, args, code):
+def test_refused_calls_are_not_charged_but_their_message_is_counted_as_context(index, tool_index, args, code):
     ledger, tools = _tools(index)
     tools[2].invoke({"doc_id": "d03", "offset": 0, "limit": 5})
-    before, n = ledger.totals(), len(ledger.entries)
-    assert refusal_code(tools[tool_index], args) == code
+    before, n, seen = ledger.totals(), len(ledger.entries), ledger.context()
+    with pytest.raises(EvidenceError) as info:
+        tools[tool_index].invoke(args)
+    assert info.value.code == code
     assert ledger.totals() == before
     assert len(ledger.entries) == n + 1
     last = ledger.entries[-1]
-    assert (last.status, last.charged, last.bytes, last.tokens, last.read) == (code, False, 0, 0, None)
+    message = to_json(error_payload(info.value))  # exactly what the model's ToolMessage carries
+    assert (last.status, last.charged, last.read) == (code, False, None)
+    assert (last.chars, last.bytes) == (len(message), utf8_bytes(message))
+    assert ledger.context()["bytes"] == seen["bytes"] + utf8_bytes(message)
+    assert ledger.context()["refused"] == seen["refused"] + 1
 
 
 def test_changed_evidence_refusal_is_not_charged(index):
@@ -194,7 +203,7 @@ def test_schema_violations_are_recorded_but_not_charged(index):
 
 def test_refused_calls_do_not_use_up_the_call_budget(index):
     ledger, (_, _, read) = _tools(index, **dict(UNLIMITED, max_calls=2))
-    for _ in range(10):
+    for _ in range(4):
         refusal_code(read, {"doc_id": "d03", "limit": 0})
     assert json.loads(read.invoke({"doc_id": "d03", "limit": 1}))["text"] == "批"
     assert json.loads(read.invoke({"doc_id": "d03", "offset": 1, "limit": 1}))["text"] == "处"
@@ -226,16 +235,19 @@ def test_summary_shows_every_call_and_the_totals(index):
     refusal_code(read, {"doc_id": "d03", "limit": 0})
     text = ledger.summary()
     lines = text.splitlines()
-    assert len(lines) == 1 + 3 + 1
-    t = ledger.totals()
-    assert lines[-1] == (f"spent: calls {t['calls']:,}/20, chars {t['chars']:,}/6,000, "
+    assert len(lines) == 1 + 3 + 2
+    t, c = ledger.totals(), ledger.context()
+    assert lines[-2] == (f"charged: calls {t['calls']:,}/20, chars {t['chars']:,}/6,000, "
                          f"bytes {t['bytes']:,}/16,000, tokens {t['tokens']:,}/6,000")
+    assert lines[-1] == (f"context: calls 3 (1/5 refused), chars {c['chars']:,}, bytes {c['bytes']:,}, "
+                         f"tokens {c['tokens']:,}")
     assert "d03 [4321, 4339)" in text and "invalid_page_bounds" in text
 
 
 def test_summary_omits_limits_that_are_unlimited():
     ledger = Ledger(Budget(**UNLIMITED))
-    assert ledger.summary().splitlines()[-1] == "spent: calls 0, chars 0, bytes 0, tokens 0"
+    assert ledger.summary().splitlines()[-2] == "charged: calls 0, chars 0, bytes 0, tokens 0"
+    assert ledger.summary().splitlines()[-1] == "context: calls 0 (0 refused), chars 0, bytes 0, tokens 0"
 
 
 def test_as_rows_lists_every_entry(index):
@@ -244,7 +256,8 @@ def test_as_rows_lists_every_entry(index):
     refusal_code(read, {"doc_id": "nope"})
     rows = ledger.as_rows()
     assert [r["status"] for r in rows] == ["ok", "unknown_doc_id"]
-    assert rows[0]["read"] == {"doc_id": "d03", "revision": "2026-10-27", "start": 0, "end": 3}
+    assert rows[0]["read"] == {"doc_id": "d03", "revision": "2026-10-27", "start": 0, "end": 3,
+                               "sha256": index.entry("d03").sha256}
 
 
 def test_plot_draws_cumulative_spend_and_the_budget_line(index):

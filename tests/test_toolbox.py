@@ -8,7 +8,8 @@ import pytest
 
 from evidence_lib.access import Principal
 from evidence_lib.errors import EvidenceError, error_payload, to_json
-from evidence_lib.toolbox import after_sales_toolbox, discovery_tools, measure_schema_loading
+from evidence_lib.disclosure.datasets import after_sales_toolbox
+from evidence_lib.disclosure.toolbox import discovery_tools, measure_schema_loading
 from evidence_lib.tools import run_tool_call, tool_call
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
@@ -62,7 +63,7 @@ def test_find_tools_tells_query_refund_status_from_create_refund_request(toolbox
 def test_find_tools_is_bounded(toolbox):
     assert len(toolbox.find_tools("order", limit=10)) == 10
     assert json.loads(refusal(toolbox.find_tools, "order", 11))["error"] == "invalid_arguments"
-    assert json.loads(refusal(toolbox.find_tools, "x" * 201))["error"] == "invalid_query"
+    assert json.loads(refusal(toolbox.find_tools, "x" * 257))["error"] == "invalid_query"
     assert toolbox.find_tools("zzz") == []
 
 

@@ -418,7 +418,8 @@ def test_tools_built_twice_over_one_index_are_independent(index):
 def test_locate_scans_only_the_manifest_candidates(index):
     # with the manifest capped at 3 candidates (d00-d02), d03 was never shown, so locate must not find it
     search, locate, _ = evidence_tools(index, manifest_limit=3)
-    assert [m["doc_id"] for m in json.loads(search.invoke({"query": "x"}))] == ["d00", "d01", "d02"]
+    manifest = json.loads(search.invoke({"query": "x"}))
+    assert [m["doc_id"] for m in manifest["candidates"]] == ["d00", "d01", "d02"] and manifest["omitted"] == 9
     assert json.loads(locate.invoke({"term": "单批上限"})) == []
     assert json.loads(evidence_tools(index, manifest_limit=4)[1].invoke({"term": "单批上限"})) == [
         {"doc_id": "d03", "offset": 4321}]

@@ -25,7 +25,8 @@ def temp_index(documents: Iterable[Document] | None = None) -> Iterator[Evidence
 
 def unlimited() -> Budget:
     """A budget with every limit switched off: the ledger only remembers."""
-    return Budget(max_calls=None, max_chars=None, max_bytes=None, max_tokens=None, max_reads_per_doc=None)
+    return Budget(max_calls=None, max_chars=None, max_bytes=None, max_tokens=None, max_reads_per_doc=None,
+                  max_refusals=None)
 
 
 def show(value: Any, width: int = 60) -> str:

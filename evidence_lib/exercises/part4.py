@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..access import Access, Principal, allowed
-from ..corpus import ANSWER_DOC_ID, REVISION, article_corpus
-from ..ledger import Budget, Ledger, LedgerEntry, ReadRecord
+from ..corpus import ANSWER_DOC_ID, article_corpus
+from ..ledger import Budget, Ledger
+from ..paging import covering
 from ..measure import Size, utf8_bytes
 from ..tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
 from ._shared import is_int, pair_of_ints, show, temp_index, unlimited
@@ -190,11 +191,7 @@ COVERAGE_CASES: list[tuple[list[tuple[int, int]], int, int]] = [
 
 
 def _library_covered(earlier: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
-    ledger = Ledger(unlimited(), [
-        LedgerEntry(i, "read_evidence", "ok", read=ReadRecord(ANSWER_DOC_ID, REVISION, s, e))
-        for i, (s, e) in enumerate(earlier, 1)
-    ])
-    return ledger.covering(ANSWER_DOC_ID, REVISION, start, end)
+    return covering(earlier, start, end) or []
 
 
 def _check_is_covered(is_covered: Any) -> Result:
@@ -257,13 +254,13 @@ TASK_CALLS: list[tuple[str, dict[str, Any]]] = [
 
 
 def _toolbox():
-    from ..toolbox import after_sales_toolbox
+    from ..disclosure.datasets import after_sales_toolbox
 
     return after_sales_toolbox()
 
 
 def _agent() -> Principal:
-    from ..catalog import TENANT
+    from ..disclosure.datasets import TENANT
 
     return Principal(TENANT, "agent-7", groups={"support"})
 
@@ -273,7 +270,7 @@ agent = _agent()
 
 
 def _check_schemas(answer: Any) -> Result:
-    from ..toolbox import MAX_LOAD, measure_schema_loading
+    from ..disclosure.toolbox import MAX_LOAD, measure_schema_loading
 
     if isinstance(answer, str) or not isinstance(answer, (list, tuple, set, frozenset)):
         return incorrect(f"the answer should be a list of tool names, got {show(answer)}")

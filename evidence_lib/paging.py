@@ -1,0 +1,97 @@
+"""Page arithmetic and range coverage: the one place that knows what ``[start, end)`` means.
+
+Introduced in notebook 02 (pages) and used by every reader in the series: evidence pages, catalog
+sections, artifact sections, the locate cursor, the ledger's ``already_read``, citations and the
+answer gate. A range is half-open: ``[start, end)`` holds the characters ``start .. end - 1`` of a
+Python string, so ``text[start:end]`` is exactly the cited text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from .errors import EvidenceError
+
+T = TypeVar("T")
+
+#: Largest offset a store needs to represent (2**53 - 1 is also the largest integer JSON readers agree on).
+MAX_INDEX = 2**53 - 1
+
+
+def is_int(value: Any) -> bool:
+    """True for real integers only: ``True`` and ``1.0`` are not offsets."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_int(value: Any, lo: int, hi: int | None = None, code: str = "invalid_page_bounds") -> int:
+    """``value`` if it is an int (not a bool) within ``[lo, hi]`` (``hi=None``: no upper bound); else ``EvidenceError(code)``."""
+    if not is_int(value) or value < lo or (hi is not None and value > hi):
+        raise EvidenceError(code)
+    return value
+
+
+@dataclass(frozen=True)
+class Page:
+    """Where one page starts and ends, and where the next one would start (``None`` at the end)."""
+
+    start: int
+    end: int
+    total: int
+
+    @property
+    def next_offset(self) -> int | None:
+        return self.end if self.end < self.total else None
+
+
+def page(total: int, offset: Any, limit: Any, max_limit: int) -> Page:
+    """The page ``[offset, min(offset + limit, total))`` of something ``total`` units long.
+
+    Bounds are checked first (``invalid_page_bounds``), then the offset against the length
+    (``offset_exceeds_document``, which tells the caller ``total_chars``). ``offset == total`` is a
+    valid, empty last page.
+    """
+    check_int(offset, 0)
+    check_int(limit, 1, max_limit)
+    if offset > total:
+        raise EvidenceError("offset_exceeds_document", total_chars=total)
+    return Page(offset, min(offset + limit, total), total)
+
+
+def covering(ranges: Iterable[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]] | None:
+    """The earlier ranges that together cover ``[start, end)``, or ``None`` if they do not.
+
+    An empty range ``[s, s)`` is covered only by a range that touches position ``s``
+    (``a <= s <= b``): citing nothing from a document nobody read is not covered.
+    """
+    if start > end:
+        return None
+    spans = sorted((a, b) for a, b in ranges if a <= b)
+    if start == end:
+        for a, b in spans:
+            if a <= start <= b:
+                return [(a, b)]
+        return None
+    used: list[tuple[int, int]] = []
+    reach = start
+    for a, b in spans:
+        if a <= reach < b:
+            used.append((a, b))
+            reach = b
+            if reach >= end:
+                return used
+    return None
+
+
+def covers(ranges: Iterable[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether ``ranges`` together cover ``[start, end)`` (see :func:`covering`)."""
+    return covering(ranges, start, end) is not None
+
+
+def batch(items: Sequence[T], cursor: Any, size: int) -> tuple[list[T], int | None]:
+    """Items ``[cursor, cursor + size)`` and the cursor of the next batch (``None`` when done)."""
+    check_int(cursor, 0)
+    chunk = list(items[cursor: cursor + size])
+    nxt = cursor + len(chunk)
+    return chunk, (nxt if nxt < len(items) else None)

@@ -8,6 +8,12 @@ STAMP  := $(VENV)/.installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider \
           --nbval-kernel-startup-timeout=180 --nbval-cell-timeout=600
 LAB_ARGS ?=
+# Jupyter refuses to start as root (Docker, Codespaces, CI images) unless told; a normal user never needs it.
+LAB_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
+# Strict nbval with the notebooks' evidence stores in a fresh temporary EVIDENCE_WORKSPACE (see
+# evidence_lib/workspace.py), removed afterwards, so two runs at once never share or wipe each other's files.
+RUN_NBVAL = ws=$$(mktemp -d) && trap 'rm -rf "$$ws"' EXIT && trap 'exit 130' INT TERM && \
+            EVIDENCE_WORKSPACE="$$ws" $(BIN)/python -m pytest -q $(NBVAL) notebooks
 
 .PHONY: setup fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help
 
@@ -21,11 +27,20 @@ help:
 	@echo "make article        print the article's result table as JSON"
 
 $(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test,browser]'
+	@if [ ! -x $(BIN)/python ]; then \
+	   $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+	   || { echo "setup: needs Python >= 3.11 as '$(PYTHON)' (found: $$($(PYTHON) -V 2>&1)); try make PYTHON=python3.12"; exit 1; }; \
+	   echo "setup 1/3: creating the virtual environment $(VENV) with $$($(PYTHON) -V 2>&1)"; \
+	   $(PYTHON) -m venv $(VENV) \
+	   || { echo "setup: could not create $(VENV) (Debian/Ubuntu: apt-get install python3-venv)"; rm -rf $(VENV); exit 1; }; \
+	 else echo "setup 1/3: reusing the virtual environment $(VENV) (pyproject.toml changed since the last install)"; fi
+	@echo "setup 2/3: installing evidence-lib with its notebook, test and browser packages (first time: about 1 to 1.5 minutes)"
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test,browser]'
 	@touch $(STAMP)
+	@echo "setup 3/3: installed"
 
 setup: $(STAMP)
+	@echo "setup: ready ($(VENV), $$($(BIN)/python -V); reused until pyproject.toml changes)"
 
 # The Chinese figures use the Noto Sans CJK SC subset shipped in evidence_lib/fonts/, never a system
 # font: nothing to install. This only says which font is used and checks it covers every label.
@@ -34,11 +49,14 @@ fonts: setup
 	@$(BIN)/python scripts/subset_cjk_font.py --check
 
 lab: setup
-	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_ARGS)
+	@echo "lab: starting JupyterLab on notebooks/ (Ctrl-C to stop)"
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_ROOT) $(LAB_ARGS)
 
 test: setup
+	@echo "test 1/2: library tests (pytest tests/: library, CLI, environment, notebook hygiene, exercises)"
 	$(BIN)/python -m pytest -q tests
-	$(BIN)/python -m pytest -q $(NBVAL) notebooks
+	@echo "test 2/2: notebooks (strict nbval, in a temporary EVIDENCE_WORKSPACE)"
+	@$(RUN_NBVAL)
 
 # A real browser: JupyterLab on loopback driven by Playwright in Debian's Chromium (installed if missing).
 test-browser: setup
@@ -46,10 +64,12 @@ test-browser: setup
 	EVIDENCE_BROWSER_TEST=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/browser
 
 test-lib: setup
+	@echo "test: library tests (pytest tests/)"
 	$(BIN)/python -m pytest -q tests
 
 test-notebooks: setup
-	$(BIN)/python -m pytest -q $(NBVAL) notebooks
+	@echo "test: notebooks (strict nbval, in a temporary EVIDENCE_WORKSPACE)"
+	@$(RUN_NBVAL)
 
 execute: setup
 	$(BIN)/python scripts/execute_notebooks.py $(NB)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 import tomllib
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 REPO = Path(__file__).resolve().parents[1]
+SOURCES = ("scripts", "tests", "bench")  # whatever `make test`, `make execute`, `make bench` run besides the library
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +118,36 @@ def test_installed_langchain_core_satisfies_the_pin(pyproject):
     from importlib.metadata import version
 
     assert Version(version("langchain-core")) in _requirements(pyproject)["langchain-core"].specifier
+
+
+def _imported_packages() -> dict[str, list[str]]:
+    """Top-level modules imported by the files in SOURCES that are neither stdlib nor local, with where."""
+    files = sorted(p for d in SOURCES for p in (REPO / d).rglob("*.py"))
+    local = {"evidence_lib"} | {p.stem for p in files}
+    found: dict[str, list[str]] = {}
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for top in {n.split(".")[0] for n in names}:
+                if top not in sys.stdlib_module_names and top not in local and top != "__future__":
+                    found.setdefault(top, []).append(path.relative_to(REPO).as_posix())
+    return found
+
+
+def test_every_package_that_scripts_tests_and_bench_import_is_declared(pyproject):
+    declared = set(_requirements(pyproject))  # dependencies plus every extra
+    distributions = packages_distributions()
+    imported = _imported_packages()
+    assert {"nbformat", "nbclient", "yaml", "packaging"} <= set(imported)  # the scan sees them
+    missing = {}
+    for top, where in sorted(imported.items()):
+        # an installed module names its distribution(s); an uninstalled one (an extra not installed) its own name
+        names = {canonicalize_name(d) for d in distributions.get(top, [])} or {canonicalize_name(top)}
+        if not names & declared:
+            missing[top] = {"distributions": sorted(names), "imported in": sorted(set(where))[:3]}
+    assert not missing, f"declare these in pyproject.toml (and so environment.yml): {missing}"

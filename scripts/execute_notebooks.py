@@ -7,12 +7,13 @@ Each notebook runs with its own folder as the working directory (as nbval and Ju
 evidence stores in a fresh temporary ``EVIDENCE_WORKSPACE`` (see ``evidence_lib.workspace``), so two
 runs at once never share files. Per-cell timing metadata is neither recorded nor kept, nor are widget
 model ids, a print that arrived in several chunks is stored as one stream output, and the kernelspec
-is the installed python3 kernel's (what JupyterLab writes on save), so a re-run or merely opening the
-notebook changes only what really changed.
+and language_info are what the installed python3 kernel reports (JupyterLab writes both back as soon
+as a notebook is opened), so a re-run or merely opening the notebook changes only what really changed.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 import tempfile
@@ -30,10 +31,22 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 @cache
+def _kernelspec() -> tuple[str, str]:
+    spec = KernelSpecManager().get_kernel_spec(KERNEL)
+    return spec.display_name, spec.language
+
+
 def kernelspec() -> dict[str, str]:
     """The installed python3 kernel as notebook metadata: ``{"display_name", "language", "name"}``."""
-    spec = KernelSpecManager().get_kernel_spec(KERNEL)
-    return {"display_name": spec.display_name, "language": spec.language, "name": KERNEL}
+    display_name, language = _kernelspec()
+    return {"display_name": display_name, "language": language, "name": KERNEL}
+
+
+def language_info() -> dict:
+    """The language_info the python3 kernel (ipykernel on this Python) reports, as nbclient would store it."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    return copy.deepcopy(IPythonKernel.language_info)
 
 
 def run(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
@@ -58,7 +71,8 @@ def execute(path: Path) -> None:
 
 def tidy(nb) -> None:
     """Drop what differs between identical runs: timings, widget model ids, stream split points; pin the kernelspec."""
-    nb.metadata["kernelspec"] = kernelspec()  # what JupyterLab would write back when the notebook is opened
+    nb.metadata["kernelspec"] = kernelspec()  # what JupyterLab would write back when the notebook is opened,
+    nb.metadata["language_info"] = language_info()  # and this too (its version is the running Python's)
     nb.metadata.pop("widgets", None)  # saved widget state carries random model ids
     for cell in nb.cells:
         cell.metadata.pop("execution", None)

@@ -75,8 +75,9 @@ def _execute(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
     """
     metadata = copy.deepcopy(nb.metadata)
     run(nb, cwd)  # fresh kernel, temporary workspace, no timings, widget model ids or split streams
-    metadata["kernelspec"] = nb.metadata["kernelspec"]  # the installed python3 kernel's, as tidy() pins it
-    nb.metadata = metadata  # otherwise keep the source's metadata: no interpreter version drift
+    for key in ("kernelspec", "language_info"):  # the installed python3 kernel's, as tidy() pins them
+        metadata[key] = nb.metadata[key]
+    nb.metadata = metadata  # otherwise keep the source's metadata
     return nb
 
 

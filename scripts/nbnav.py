@@ -28,7 +28,7 @@ import nbformat
 if str(Path(__file__).resolve().parent) not in sys.path:  # the sibling scripts, also when loaded by path
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from execute_notebooks import kernelspec
+from execute_notebooks import kernelspec, language_info
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -128,7 +128,7 @@ def _index_text(series_nbs: list[tuple[Path, object]], repo: str, branch: str) -
         parts.append(f"| [{number}]({_rel(EXERCISES / name, NOTEBOOKS)}) | {topic} | "
                      f"[solutions]({_rel(SOLUTIONS / name, NOTEBOOKS)}) |")
     index = nbformat.v4.new_notebook()
-    index.metadata = {"kernelspec": kernelspec(), "language_info": {"name": "python"}}
+    index.metadata = {"kernelspec": kernelspec(), "language_info": language_info()}  # as JupyterLab writes them
     intro = nbformat.v4.new_markdown_cell(
         "# Read evidence on demand: the series\n\n"
         "Keep retrieval results out of an LLM's context and read evidence on demand. Each notebook imports the "

@@ -57,6 +57,17 @@ def test_notebook_kernelspec_is_the_installed_python3_kernels(path, installed_ke
     assert _nb(path)["metadata"]["kernelspec"] == installed_kernelspec
 
 
+@pytest.mark.parametrize("path", ALL, ids=_ids(ALL))
+def test_notebook_language_info_is_what_the_python3_kernel_reports(path):
+    # JupyterLab also writes the kernel's language_info back on opening; only its Python version may differ here.
+    from ipykernel.ipkernel import IPythonKernel
+
+    info = dict(_nb(path)["metadata"]["language_info"])
+    expected = dict(IPythonKernel.language_info)
+    assert re.fullmatch(r"3\.\d+\.\d+", info.pop("version")) and expected.pop("version")
+    assert info == expected
+
+
 def test_execute_notebooks_tidy_pins_the_installed_kernelspec(installed_kernelspec):
     spec = importlib.util.spec_from_file_location("execute_notebooks", ROOT / "scripts" / "execute_notebooks.py")
     module = importlib.util.module_from_spec(spec)
@@ -65,6 +76,7 @@ def test_execute_notebooks_tidy_pins_the_installed_kernelspec(installed_kernelsp
                                                            "name": "python3"}})
     module.tidy(nb)
     assert nb.metadata["kernelspec"] == installed_kernelspec
+    assert nb.metadata["language_info"]["version"] == sys.version.split()[0]
 
 
 @pytest.mark.parametrize("path", ALL, ids=_ids(ALL))

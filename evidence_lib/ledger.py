@@ -112,13 +112,17 @@ class Ledger:
     def admit(self, tool: str, doc_id: str | None = None) -> None:
         """Refuse before any work when the call count or the per-document reads are used up."""
         b = self.budget
-        if b.max_refusals is not None and len(self.refusals) >= b.max_refusals:
-            raise self._exhausted("refusals")
+        self.check_refusals()
         if b.max_calls is not None and len(self.charged) >= b.max_calls:
             raise self._exhausted("calls")
         if doc_id is not None and b.max_reads_per_doc is not None:
             if Counter(r.doc_id for r in self.reads)[doc_id] >= b.max_reads_per_doc:
                 raise self._exhausted("reads_per_doc")
+
+    def check_refusals(self) -> None:
+        """Refuse every call once ``max_refusals`` calls were refused: the caller is looping."""
+        if self.budget.max_refusals is not None and len(self.refusals) >= self.budget.max_refusals:
+            raise self._exhausted("refusals")
 
     def covering(self, doc_id: str, revision: str, sha256: str, start: int, end: int) -> list[tuple[int, int]]:
         """Earlier ranges read from the same bytes that together cover ``[start, end)``, else ``[]``."""

@@ -151,10 +151,14 @@ class EvidenceTool(StructuredTool):
 
     bound_codes: dict[str, str] = {}
     on_refusal: Callable[[str, EvidenceError], None] | None = None
+    #: Runs before the arguments are checked and may refuse the call (e.g. a ledger's refusal cap).
+    before_call: Callable[[], None] | None = None
 
     def _checked(self, tool_input: Any) -> dict[str, Any]:
         schema = self.args_schema if isinstance(self.args_schema, type) else None
         try:
+            if self.before_call is not None:
+                self.before_call()
             return check_args(schema, tool_input, self.bound_codes)
         except EvidenceError as e:
             if self.on_refusal is not None:

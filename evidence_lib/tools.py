@@ -38,6 +38,8 @@ MAX_MANIFEST_BYTES = 16_000
 MAX_TITLE_CHARS = 120
 MAX_REVISION_CHARS = 40
 TRUNCATED = "…[cut]"
+#: Bytes kept free for {"candidates": ..., "omitted": n, "note": ...} around the rows.
+MANIFEST_ENVELOPE_BYTES = 200
 
 #: Which stable code a crossed schema bound raises, per argument.
 BOUND_CODES = {"query": "invalid_query", "term": "invalid_term", "offset": "invalid_page_bounds",
@@ -114,7 +116,7 @@ class _Session:
         """The rows shown (bounded in rows and UTF-8 bytes) and how many visible candidates were left out."""
         visible = self.index.visible(self.principal, "discover")
         rows: list[dict[str, object]] = []
-        size = 2  # "[]"
+        size = 2 + MANIFEST_ENVELOPE_BYTES  # "[]" and, when rows are left out, the object around them
         for e in visible[: self.manifest_limit]:
             row = self._manifest_row(e)
             row_bytes = utf8_bytes(to_json(row)) + 2  # ", " between rows
@@ -266,4 +268,6 @@ def evidence_tools(
     for t in tools:
         t.on_refusal = s.record_refusal
         t.bound_codes = BOUND_CODES
+        if ledger is not None:
+            t.before_call = ledger.check_refusals
     return tools

@@ -30,7 +30,7 @@ class Budget:
     max_bytes: int | None = 16_000
     max_tokens: int | None = 6_000
     max_reads_per_doc: int | None = 4
-    max_refusals: int | None = 5
+    max_refusals: int | None = 10
 
 
 @dataclass(frozen=True)

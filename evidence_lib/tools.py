@@ -25,7 +25,7 @@ from .toolkit import MAX_QUERY_CHARS, EvidenceTool, StrictArgs, run_tool_call, t
 
 __all__ = ["DEFAULT_PAGE_CHARS", "MANIFEST_LIMIT", "MAX_MANIFEST_BYTES", "MAX_MANIFEST_LIMIT", "MAX_PAGE_CHARS",
            "MAX_QUERY_CHARS", "MAX_REVISION_CHARS", "MAX_TITLE_CHARS", "EvidenceTool", "StrictArgs",
-           "evidence_tools", "run_tool_call", "tool_call"]
+           "evidence_tools", "read_page", "run_tool_call", "tool_call"]
 
 MAX_PAGE_CHARS = 800
 DEFAULT_PAGE_CHARS = 300
@@ -72,6 +72,28 @@ def locate_args(opts: LocateOptions) -> type[BaseModel]:
 def cut(text: str, limit: int) -> str:
     """``text`` if it fits in ``limit`` characters, else its head with a visible TRUNCATED marker."""
     return text if len(text) <= limit else text[: limit - len(TRUNCATED)] + TRUNCATED
+
+
+def read_page(index: EvidenceIndex, doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS,
+              principal: Principal | None = None) -> dict[str, Any]:
+    """What ``read_evidence`` returns, without the budget: one bounded page of verified bytes. Notebook 02."""
+    check_int(offset, 0)  # bounds first: nothing is looked up or opened for an impossible page
+    check_int(limit, 1, MAX_PAGE_CHARS)
+    entry = index.entry(doc_id, principal, "read")  # unknown and forbidden raise the same error
+    if offset > entry.chars:
+        raise EvidenceError("offset_exceeds_document", total_chars=entry.chars)
+    text = index.snapshot(entry.doc_id, principal).text  # read once; refused if the bytes changed
+    p = page(len(text), offset, limit, MAX_PAGE_CHARS)  # [start, end) and next_offset, in one place
+    return {
+        "doc_id": entry.doc_id,
+        "revision": entry.revision,
+        "sha256": entry.sha256,
+        "start": p.start,
+        "end": p.end,
+        "total_chars": p.total,
+        "next_offset": p.next_offset,
+        "text": text[p.start:p.end],
+    }
 
 
 @dataclass
@@ -162,7 +184,7 @@ class _Session:
 
     # -- read -----------------------------------------------------------------------------
     def read(self, doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS) -> str:
-        # Bounds first: nothing is looked up or opened for an impossible page.
+        # The teaching body (read_page) wrapped in the ledger: admit, dedupe, charge (notebook 05).
         check_int(offset, 0)
         check_int(limit, 1, MAX_PAGE_CHARS)
         entry = self.index.entry(doc_id, self.principal, "read")  # re-checked on every call
@@ -170,10 +192,7 @@ class _Session:
             raise EvidenceError("offset_exceeds_document", total_chars=entry.chars)
         if self.ledger:
             self.ledger.admit("read_evidence")
-        snap = self.index.snapshot(entry.doc_id, self.principal)
-        text = snap.text
-        p = page(len(text), offset, limit, MAX_PAGE_CHARS)
-        if self.ledger:
+            p = page(entry.chars, offset, limit, MAX_PAGE_CHARS)
             earlier = self.ledger.covering(entry.doc_id, entry.revision, entry.sha256, p.start, p.end)
             if earlier:  # answered from memory: costs a call, not a read of the document
                 content = to_json({
@@ -183,18 +202,9 @@ class _Session:
                 return self._charge("read_evidence", content, status="already_read",
                                     covered=(entry.doc_id, p.start, p.end))
             self.ledger.admit("read_evidence", doc_id=entry.doc_id)
-        content = to_json({
-            "doc_id": entry.doc_id,
-            "revision": entry.revision,
-            "sha256": entry.sha256,
-            "start": p.start,
-            "end": p.end,
-            "total_chars": p.total,
-            "next_offset": p.next_offset,
-            "text": text[p.start:p.end],
-        })
-        return self._charge("read_evidence", content,
-                            read=(entry.doc_id, entry.revision, p.start, p.end, entry.sha256))
+        body = read_page(self.index, entry.doc_id, offset, limit, self.principal)
+        return self._charge("read_evidence", to_json(body),
+                            read=(body["doc_id"], body["revision"], body["start"], body["end"], body["sha256"]))
 
     def _charge(self, tool: str, content: str, **kw: Any) -> str:
         if self.ledger is not None:

@@ -287,6 +287,7 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("4.1", "tokens", lambda ns: _tiny(ns, "cl100k_tokens"), "cl100k tokens"),
     ("4.1", "swapped", lambda ns: _tiny(ns, "utf8_bytes")[::-1], "swapped"),
     ("4.2", "no limits", lambda ns: _unlimited_except(), "nothing stops the loop"),
+    ("4.2", "the defaults", lambda ns: Budget(), "page 5 of 6"),
     ("4.2", "too tight for the task", lambda ns: Budget(max_chars=800), "real task was refused"),
     ("4.2", "stops too late", lambda ns: Budget(max_calls=20, max_reads_per_doc=None), "stopped only after 20"),
     ("4.2", "a dict", lambda ns: {"max_calls": 5}, "should be a Budget"),

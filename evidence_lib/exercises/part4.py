@@ -21,6 +21,7 @@ from ._shared import is_int, pair_of_ints, show, temp_index, unlimited
 from .core import Exercise, Result, call, correct, incorrect
 
 __all__ = ["COVERAGE_CASES", "MAX_TINY_READS", "ONE_READ", "REAL_TASK", "TASK", "TASK_CALLS", "TINY_READS",
+           "WHOLE_DOCUMENT",
            "agent", "q1", "q2", "q3", "q4", "run_calls"]
 
 _D03 = next(d for d in article_corpus() if d.doc_id == ANSWER_DOC_ID)
@@ -34,6 +35,11 @@ REAL_TASK: list[tuple[str, dict[str, Any]]] = [
     ("search_evidence", {"query": "批处理上限"}),
     ("locate_evidence", {"term": "单批上限"}),
     ("read_evidence", {"doc_id": ANSWER_DOC_ID, "offset": len(_D03.text) - MAX_PAGE_CHARS, "limit": MAX_PAGE_CHARS}),
+]
+#: A second legitimate task: read all of d03, one full page after another (following next_offset).
+WHOLE_DOCUMENT: list[tuple[str, dict[str, Any]]] = [
+    ("read_evidence", {"doc_id": ANSWER_DOC_ID, "offset": o, "limit": MAX_PAGE_CHARS})
+    for o in range(0, len(_D03.text), MAX_PAGE_CHARS)
 ]
 #: q2: the tiny-read loop must be stopped before this many reads have been sent.
 MAX_TINY_READS = 10
@@ -110,11 +116,11 @@ def _refusal(message) -> tuple[str, str | None]:
     return body.get("error", ""), body.get("reason")
 
 
-def _task_totals() -> dict[str, int]:
-    """What the real task spends with no limits (to say how far a budget is off)."""
+def _task_totals(task: list[tuple[str, dict[str, Any]]] = REAL_TASK) -> dict[str, int]:
+    """What a task spends with no limits (to say how far a budget is off)."""
     with temp_index() as index:
         ledger = Ledger(unlimited())
-        run_calls(evidence_tools(index, ledger=ledger), REAL_TASK, "task")
+        run_calls(evidence_tools(index, ledger=ledger), task, "task")
         return ledger.totals()
 
 
@@ -127,6 +133,7 @@ def _check_budget(answer: Any) -> Result:
     with temp_index() as index:
         task_ledger = Ledger(answer)
         task = run_calls(evidence_tools(index, ledger=task_ledger), REAL_TASK, "task")
+        whole = run_calls(evidence_tools(index, ledger=Ledger(answer)), WHOLE_DOCUMENT, "page")
         loop_ledger = Ledger(answer)
         loop = run_calls(evidence_tools(index, ledger=loop_ledger), [("read_evidence", a) for a in TINY_READS],
                          "tiny")
@@ -137,6 +144,13 @@ def _check_budget(answer: Any) -> Result:
             return incorrect(f"the real task was refused at call {i} of {len(task)} ({message.name}: {code}, limit "
                              f"{reason}). The whole task needs {need['calls']} calls, {need['chars']:,} chars, "
                              f"{need['bytes']:,} bytes and {need['tokens']:,} tokens: the budget is too tight")
+    for i, message in enumerate(whole, 1):
+        if message.status == "error":
+            code, reason = _refusal(message)
+            need = _task_totals(WHOLE_DOCUMENT)
+            return incorrect(f"reading d03 page by page was refused at page {i} of {len(whole)} ({code}, limit "
+                             f"{reason}). Those {need['calls']} full pages need {need['chars']:,} chars, "
+                             f"{need['bytes']:,} bytes and {need['tokens']:,} tokens: a legitimate task must fit")
     sent = len(loop_ledger.charged)
     stopped = [m for m in loop if m.status == "error"]
     if not stopped:
@@ -147,27 +161,30 @@ def _check_budget(answer: Any) -> Result:
         return incorrect(f"the loop was stopped only after {sent} reads; stop it within {MAX_TINY_READS}")
     code, reason = _refusal(stopped[0])
     t = task_ledger.totals()
-    return correct(f"the loop was stopped after {sent} read(s) with {code} (limit: {reason}), and the real task "
-                   f"went through: {t['calls']} calls, {t['bytes']:,} bytes, {t['tokens']:,} tokens. Refused calls "
-                   "are recorded but never charged.")
+    seen = loop_ledger.context()
+    return correct(f"the loop was stopped after {sent} read(s) with {code} (limit: {reason}); the real task went "
+                   f"through ({t['calls']} calls, {t['bytes']:,} bytes, {t['tokens']:,} tokens) and so did the "
+                   f"{len(whole)} full pages of d03. Refused calls are not charged, yet the loop's "
+                   f"{seen['refused']} refusals still put {seen['bytes'] - loop_ledger.totals()['bytes']:,} bytes in "
+                   "front of the model: that is what the refusal cap (max_refusals) bounds.")
 
 
 q2 = Exercise(
     "4.2", "A budget that stops the tiny-read loop",
     checker=_check_budget,
-    ask=f"set budget to a Budget(...) that lets the real task through but stops the tiny-read loop within "
-        f"{MAX_TINY_READS} reads, then run this cell again.",
-    hint="Measure the real task first (run it with an unlimited ledger and print ledger.totals()). The loop has "
-         "many calls on one document, each small; the task has 3 calls and one read of d03. Which limit tells them "
-         "apart: max_calls, max_reads_per_doc, or the size limits?",
+    ask=f"set budget to a Budget(...) that lets two legitimate tasks through (REAL_TASK, and WHOLE_DOCUMENT: d03 "
+        f"read page by page) but stops the tiny-read loop within {MAX_TINY_READS} reads, then run this cell again.",
+    hint="Measure both tasks first (run each with an unlimited ledger and print ledger.totals()). The default "
+         "Budget() is not the answer: try it and see which task it refuses. Which limit tells a loop of tiny reads "
+         "apart from a few full pages of the same document?",
     stub="""
 budget = ____  # Budget(max_calls=..., max_chars=..., max_bytes=..., max_tokens=..., max_reads_per_doc=...)
 """,
     solution="""
-budget = Budget(max_calls=10, max_chars=6_000, max_bytes=16_000, max_tokens=6_000, max_reads_per_doc=2)
+budget = Budget(max_calls=10, max_chars=8_000, max_bytes=20_000, max_tokens=8_000, max_reads_per_doc=None)
 """,
-    solution_note="Many budgets pass. max_reads_per_doc is the one that names the problem: the loop hammers one "
-                  "document, the task reads it once.",
+    solution_note="Many budgets pass. A per-document cap cannot tell six full pages from six tiny ones; a cap on "
+                  "calls, sized to the real tasks, can. Bigger pages are cheaper per character than tiny ones.",
 )
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from .access import Access, Action, Principal, allowed
 from .corpus import Document
 from .errors import EvidenceError
+from .locate import LocateOptions, find
 
 PREVIEW_CHARS = 40
 #: Largest document the index stores (UTF-8 bytes); bigger ones are refused at build time.
@@ -165,6 +166,15 @@ class EvidenceIndex:
         if sha256_hex(raw) != e.sha256:
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision)
         return Snapshot(e, raw.decode("utf-8"))
+
+    def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
+             first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
+        """Where ``term`` occurs in ``doc_ids`` (in that order): the scan, reading and re-hashing each document.
+
+        The hook ``locate_evidence`` uses; an indexed store overrides it and must return the same hits.
+        """
+        texts = ((d, self.snapshot(d, principal).text) for d in doc_ids)
+        return find(texts, term, options or LocateOptions(), first_only)
 
     # Operator-side helpers: never exposed as tools.
     def set_access(self, doc_id: str, access: Access | None) -> None:

@@ -11,7 +11,10 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Literal
+
+from .paging import batch
 
 NO_MATCH_NOTE = (
     "no literal match for this term; this is not evidence that the answer is absent. "
@@ -89,28 +92,34 @@ def _matches(text: str, term: str, opts: LocateOptions, first_only: bool) -> Ite
         yield from _find_all(text, term, first_only)
 
 
+def find(texts: Iterable[tuple[str, str]], term: str, opts: LocateOptions = LocateOptions(),
+         first_only: bool = False) -> Iterator[tuple[str, int]]:
+    """``(doc_id, offset)`` of every match (or the first per document), lazily, in the order of ``texts``.
+
+    This is the scan: every text is produced (read and re-hashed by the index) and searched with
+    ``str.find``. A store with a real index provides its own ``find`` with the same results.
+    """
+    for doc_id, text in texts:
+        for offset in _matches(text, term, opts, first_only):
+            yield doc_id, offset
+
+
+def shape(hits: Iterable[tuple[str, int]], term: str, opts: LocateOptions = LocateOptions(),
+          cursor: int = 0) -> list[dict[str, object]] | dict[str, object]:
+    """What ``locate_evidence`` returns for ``hits`` under ``opts`` (a bare list, or an object with a cursor)."""
+    if not opts.paged:
+        out = [{"doc_id": d, "offset": o} for d, o in islice(hits, opts.max_positions)]
+        return out if not opts.structured else _structured(term, opts, out, None)
+    every = [{"doc_id": d, "offset": o} for d, o in hits]
+    chunk, nxt = batch(every, cursor, opts.max_positions)
+    return _structured(term, opts, chunk, nxt, total=len(every))
+
+
 def locate(
     texts: Iterable[tuple[str, str]], term: str, opts: LocateOptions = LocateOptions(), cursor: int = 0
 ) -> list[dict[str, object]] | dict[str, object]:
     """Positions of ``term`` in ``(doc_id, text)`` pairs, shaped as ``opts`` says."""
-    if not opts.paged:
-        hits: list[dict[str, object]] = []
-        for doc_id, text in texts:
-            for offset in _matches(text, term, opts, first_only=True):
-                hits.append({"doc_id": doc_id, "offset": offset})
-            if len(hits) >= opts.max_positions:
-                break
-        if not opts.structured:
-            return hits
-        return _structured(term, opts, hits, None)
-    every = [
-        {"doc_id": doc_id, "offset": offset}
-        for doc_id, text in texts
-        for offset in _matches(text, term, opts, first_only=False)
-    ]
-    batch = every[cursor: cursor + opts.max_positions]
-    nxt = cursor + len(batch) if cursor + len(batch) < len(every) else None
-    return _structured(term, opts, batch, nxt, total=len(every))
+    return shape(find(texts, term, opts, first_only=not opts.paged), term, opts, cursor)
 
 
 def _structured(term: str, opts: LocateOptions, matches: list, next_cursor: int | None,

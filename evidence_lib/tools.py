@@ -18,7 +18,7 @@ from .access import Principal, allowed
 from .errors import EvidenceError, to_json
 from .index import EvidenceIndex, IndexEntry
 from .ledger import Ledger
-from .locate import LocateOptions, locate
+from .locate import LocateOptions, shape
 from .measure import utf8_bytes
 from .paging import check_int, page
 from .toolkit import MAX_QUERY_CHARS, EvidenceTool, StrictArgs, run_tool_call, tool_call
@@ -177,9 +177,9 @@ class _Session:
             raise EvidenceError("invalid_term")
         if self.ledger:
             self.ledger.admit("locate_evidence")
-        readable = self.readable_candidates()
-        texts = ((e.doc_id, self.index.snapshot(e.doc_id, self.principal).text) for e in readable)
-        content = to_json(locate(texts, term, opts, cursor=cursor))
+        doc_ids = [e.doc_id for e in self.readable_candidates()]
+        hits = self.index.find(term, doc_ids, self.principal, first_only=not opts.paged, options=opts)
+        content = to_json(shape(hits, term, opts, cursor=cursor))
         return self._charge("locate_evidence", content)
 
     # -- read -----------------------------------------------------------------------------

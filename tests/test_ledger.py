@@ -239,7 +239,7 @@ def test_summary_shows_every_call_and_the_totals(index):
     t, c = ledger.totals(), ledger.context()
     assert lines[-2] == (f"charged: calls {t['calls']:,}/20, chars {t['chars']:,}/6,000, "
                          f"bytes {t['bytes']:,}/16,000, tokens {t['tokens']:,}/6,000")
-    assert lines[-1] == (f"context: calls 3 (1/5 refused), chars {c['chars']:,}, bytes {c['bytes']:,}, "
+    assert lines[-1] == (f"context: calls 3 (1/10 refused), chars {c['chars']:,}, bytes {c['bytes']:,}, "
                          f"tokens {c['tokens']:,}")
     assert "d03 [4321, 4339)" in text and "invalid_page_bounds" in text
 

@@ -27,6 +27,10 @@ ERROR_CODES: Final[dict[str, str]] = {
     "revision_changed": "the source has a newer revision than the one the summary was made from",
     "internal_error": "the tool failed; the call was not completed",
     "evidence_incomplete": "a final answer needs the full source clause; read it before answering",
+    "snapshot_expired": "the evidence snapshot is gone (expired, deleted or replaced); search again",
+    "workspace_expired": "the task workspace expired; start the task again",
+    "invalid_text": "a text value holds a NUL byte or a lone surrogate and cannot be stored",
+    "integer_out_of_range": "an integer does not fit in 64 bits and cannot be stored",
 }
 
 

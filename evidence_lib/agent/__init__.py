@@ -1,0 +1,15 @@
+"""The protocol inside a real message loop: offline readers, full-context accounting, a checker, an audit.
+
+Notebook 09. The core modules never import this subpackage; ``create_agent`` (the optional ``agents``
+extra) is imported only by :func:`evidence_lib.agent.harness.run_create_agent`.
+"""
+
+from .checker import FINDINGS, Finding, check_history, finding_codes
+from .loop import READ_ONLY_TOOLS, LoopResult, LoopRules, run_loop, sleep_latency
+from .models import CARELESS_READERS, CarefulReader, PolicyChatModel, ScriptedChatModel
+from .prompt import SYSTEM_PROMPT, CitedRange, FinalAnswer, format_answer, insufficient_answer, parse_answer
+
+__all__ = ["CARELESS_READERS", "FINDINGS", "READ_ONLY_TOOLS", "SYSTEM_PROMPT", "CarefulReader", "CitedRange",
+           "FinalAnswer", "Finding", "LoopResult", "LoopRules", "PolicyChatModel", "ScriptedChatModel",
+           "check_history", "finding_codes", "format_answer", "insufficient_answer", "parse_answer", "run_loop",
+           "sleep_latency"]

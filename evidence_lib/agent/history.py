@@ -1,0 +1,142 @@
+"""A message history read as protocol steps: each tool call paired with its result, parsed once. Notebook 09.
+
+The offline readers (:mod:`.models`), the checker (:mod:`.checker`) and the audit (:mod:`.audit`) all read
+histories through :func:`steps`, so "what a tool returned" is parsed in one place. Tool outputs are the
+article profile's JSON; :data:`OUTPUT_PARSERS` is the hook for other text formats (a compact profile).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+__all__ = ["OUTPUT_PARSERS", "Step", "final_answers", "parse_output", "steps", "text_of"]
+
+#: Extra parsers for non-JSON tool outputs: ``fn(tool_name, content) -> parsed JSON-like value or None``.
+#: A compact profile registers its parser here so readers, checker and audit understand its outputs.
+OUTPUT_PARSERS: list[Callable[[str, str], Any]] = []
+
+
+def text_of(message: BaseMessage) -> str:
+    """A message's text: string content, or the text blocks of a list content."""
+    c = message.content
+    if isinstance(c, str):
+        return c
+    parts = []
+    for block in c if isinstance(c, list) else []:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+    return "".join(parts)
+
+
+def parse_output(name: str, content: str) -> Any:
+    """The parsed body of one tool output (JSON), or what a registered parser makes of it, else ``None``."""
+    try:
+        return json.loads(content)
+    except (TypeError, ValueError):
+        pass
+    for parser in OUTPUT_PARSERS:
+        body = parser(name, content)
+        if body is not None:
+            return body
+    return None
+
+
+@dataclass
+class Step:
+    """One tool call and its result. ``kind``: manifest, locate, page, already_read, error, other or missing."""
+
+    task: int  # which user turn (0 before the first HumanMessage)
+    call_index: int  # message index of the AIMessage that made the call
+    position: int  # the call's position inside that AIMessage
+    call_id: str
+    name: str
+    args: dict[str, Any] | None  # None: the arguments were not a JSON object (invalid_tool_calls)
+    result_index: int | None = None
+    status: str = "missing"
+    content: str = ""
+    kind: str = "missing"
+    body: Any = None
+    error: str | None = None
+    reason: str | None = None  # budget_exhausted's reason
+    flags: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.kind in ("manifest", "locate", "page", "already_read")
+
+    # -- typed views of the body ---------------------------------------------------------
+    def rows(self) -> list[dict[str, Any]]:
+        """Manifest rows (search_evidence)."""
+        b = self.body
+        rows = b.get("candidates") if isinstance(b, dict) else b
+        return [r for r in rows or [] if isinstance(r, dict) and "doc_id" in r] if isinstance(rows, list) else []
+
+    def hits(self) -> list[dict[str, Any]]:
+        """Locate positions ``{doc_id, offset}``."""
+        b = self.body
+        hits = b.get("matches") if isinstance(b, dict) else b
+        return [h for h in hits or [] if isinstance(h, dict) and "doc_id" in h and "offset" in h] \
+            if isinstance(hits, list) else []
+
+
+def _kind(name: str, status: str, body: Any) -> tuple[str, str | None, str | None]:
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        return "error", body["error"], body.get("reason") if isinstance(body.get("reason"), str) else None
+    if status == "error":
+        return "error", "unparsed_error", None
+    if name == "search_evidence" and (isinstance(body, list) or (isinstance(body, dict) and "candidates" in body)):
+        return "manifest", None, None
+    if name == "locate_evidence" and (isinstance(body, list) or (isinstance(body, dict) and "matches" in body)):
+        return "locate", None, None
+    if name == "read_evidence" and isinstance(body, dict):
+        if body.get("status") == "already_read":
+            return "already_read", None, None
+        if isinstance(body.get("text"), str) and isinstance(body.get("start"), int) and isinstance(body.get("end"), int):
+            return "page", None, None
+    return "other", None, None
+
+
+def steps(messages: Sequence[BaseMessage]) -> list[Step]:
+    """Every tool call in ``messages`` (valid and invalid), paired with its ToolMessage by ``tool_call_id``."""
+    out: list[Step] = []
+    pending: dict[str, Step] = {}
+    task = 0
+    for i, m in enumerate(messages):
+        if isinstance(m, HumanMessage):
+            task += 1
+        elif isinstance(m, AIMessage):
+            calls = [(c.get("id"), c.get("name"), c.get("args")) for c in m.tool_calls]
+            calls += [(c.get("id"), c.get("name"), None) for c in m.invalid_tool_calls]
+            for pos, (cid, name, args) in enumerate(calls):
+                s = Step(task, i, pos, cid if isinstance(cid, str) else "", name if isinstance(name, str) else "",
+                         args if isinstance(args, dict) else None)
+                out.append(s)
+                if s.call_id and s.call_id not in pending:
+                    pending[s.call_id] = s
+        elif isinstance(m, ToolMessage):
+            s = pending.pop(m.tool_call_id, None) if isinstance(m.tool_call_id, str) else None
+            if s is None:
+                continue
+            s.result_index, s.status, s.content = i, m.status or "success", text_of(m)
+            s.body = parse_output(s.name, s.content)
+            s.kind, s.error, s.reason = _kind(s.name, s.status, s.body)
+    return out
+
+
+def final_answers(messages: Sequence[BaseMessage]) -> dict[int, tuple[int, str]]:
+    """Per task, the last AIMessage with text and no tool calls: ``{task: (message index, text)}``."""
+    out: dict[int, tuple[int, str]] = {}
+    task = 0
+    for i, m in enumerate(messages):
+        if isinstance(m, HumanMessage):
+            task += 1
+        elif isinstance(m, AIMessage) and not m.tool_calls and not m.invalid_tool_calls and text_of(m).strip():
+            out[task] = (i, text_of(m))
+    return out

@@ -1,0 +1,212 @@
+"""The protocol inside a real message loop: model -> tool calls -> ToolMessages -> model. Notebook 09.
+
+:func:`run_loop` takes any ``BaseChatModel``, binds the tools, runs every tool call of every ``AIMessage``
+through :func:`~evidence_lib.toolkit.run_tool_call` (the ledger is inside the tools), appends one
+``ToolMessage`` per call, and stops on a final answer or on a stop rule (article 2): the budget is exhausted,
+the refusal cap is hit, rounds bring no new evidence, or the turns run out. After a stop rule fires the
+model gets one more turn to answer; tool calls made then are refused, not run.
+
+It never raises on bad model output: unknown tools, arguments that are not an object (``invalid_tool_calls``),
+missing or duplicate ids and oversized batches each get a refusal ``ToolMessage``; a model error or an empty
+message ends the loop with a stop reason. Several read-only calls in one message run concurrently; their
+bookkeeping (the shared ledger) still runs in call order, so results are the same as sequentially.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool
+
+from ..errors import EvidenceError
+from ..toolkit import refusal_message, run_tool_call
+from .history import steps, text_of
+from .models import TASK_WIDE
+from .prompt import SYSTEM_PROMPT
+
+__all__ = ["READ_ONLY_TOOLS", "LoopResult", "LoopRules", "run_loop", "sleep_latency"]
+
+#: The evidence tools change nothing but the ledger: safe to run side by side.
+READ_ONLY_TOOLS = frozenset({"search_evidence", "locate_evidence", "read_evidence"})
+
+
+@dataclass(frozen=True)
+class LoopRules:
+    """Stop rules for one task. Business choices, not optima (article 2: 次数是业务策略)."""
+
+    max_turns: int = 12  # model calls
+    max_calls_per_message: int = 16  # calls past this in one message are refused unrun
+    max_idle_rounds: int = 3  # consecutive tool rounds that brought no new evidence
+    max_workers: int = 4  # threads for the read-only calls of one message
+
+
+@dataclass
+class LoopResult:
+    """What a run did: the whole history, why it stopped, and what the loop had to repair."""
+
+    messages: list[BaseMessage]
+    stop_reason: str  # final_answer, budget_exhausted, refusal_cap, no_new_evidence, max_turns, empty_response, model_error
+    turns: int
+    answer: str | None = None
+    repairs: list[str] = field(default_factory=list)
+
+    @property
+    def tool_messages(self) -> list[ToolMessage]:
+        return [m for m in self.messages if isinstance(m, ToolMessage)]
+
+
+def sleep_latency(seconds: float, sleep: Callable[[float], None] = time.sleep) -> Callable[[Mapping[str, Any]], None]:
+    """A latency hook for :func:`run_loop`: every tool call first waits ``seconds`` (a remote source's round trip)."""
+    def wait(call: Mapping[str, Any]) -> None:
+        sleep(seconds)
+    return wait
+
+
+class _InOrder:
+    """Lets job ``i`` into its critical section only after job ``i - 1`` left it."""
+
+    def __init__(self) -> None:
+        self.next, self.cv = 0, threading.Condition()
+
+    def run(self, i: int, fn: Callable[[], ToolMessage]) -> ToolMessage:
+        with self.cv:
+            self.cv.wait_for(lambda: self.next == i)
+        try:
+            return fn()
+        finally:
+            with self.cv:
+                self.next += 1
+                self.cv.notify_all()
+
+
+def _refuse(code: str, call_id: str, name: str, **details: Any) -> ToolMessage:
+    return refusal_message(EvidenceError(code, **details), call_id, name)
+
+
+def _normalize(ai: AIMessage, turn: int, seen: set[str], rules: LoopRules,
+               repairs: list[str]) -> tuple[AIMessage, list[tuple[dict[str, Any], ToolMessage | None]]]:
+    """Give every call (valid or not) a unique id, and decide which calls are refused before running."""
+    plan: list[tuple[dict[str, Any], ToolMessage | None]] = []
+    fixed_valid, fixed_invalid = [], []
+    raw = [(c, True) for c in ai.tool_calls] + [(c, False) for c in ai.invalid_tool_calls]
+    for pos, (c, valid) in enumerate(raw):
+        c = dict(c)
+        name = c.get("name") if isinstance(c.get("name"), str) else ""
+        cid = c.get("id")
+        refusal = None
+        if not isinstance(cid, str) or not cid or cid in seen:
+            problem = "duplicate" if isinstance(cid, str) and cid in seen else "missing"
+            new = f"loop-{turn}-{pos}"
+            while new in seen:
+                new += "x"
+            repairs.append(f"turn {turn}, call {pos}: {problem} id, answered as {new}")
+            c["id"] = new
+            refusal = _refuse("invalid_arguments", new, name, problems=[{"field": "id", "problem": problem}])
+        seen.add(c["id"])
+        if refusal is None and not valid:
+            refusal = _refuse("invalid_arguments", c["id"], name,
+                              problems=[{"field": None, "problem": "not_an_object"}])
+        if refusal is None and pos >= rules.max_calls_per_message:
+            refusal = _refuse("budget_exhausted", c["id"], name, reason="calls_per_message",
+                              limit=rules.max_calls_per_message)
+        (fixed_valid if valid else fixed_invalid).append(c)
+        plan.append((c, refusal))
+    if len(raw) > rules.max_calls_per_message:
+        repairs.append(f"turn {turn}: {len(raw)} calls in one message, {len(raw) - rules.max_calls_per_message} refused unrun")
+    ai = ai.model_copy(update={"tool_calls": fixed_valid, "invalid_tool_calls": fixed_invalid})
+    return ai, plan
+
+
+def _execute(tools: Sequence[BaseTool], plan: list[tuple[dict[str, Any], ToolMessage | None]], parallel: bool,
+             read_only: frozenset[str], latency: Callable[[Mapping[str, Any]], None] | None,
+             max_workers: int) -> list[ToolMessage]:
+    runnable = [i for i, (_, refusal) in enumerate(plan) if refusal is None]
+    results: dict[int, ToolMessage] = {i: refusal for i, (_, refusal) in enumerate(plan) if refusal is not None}
+    order = _InOrder()
+
+    def job(k: int) -> ToolMessage:
+        call = plan[runnable[k]][0]
+        if latency is not None:
+            try:
+                latency(call)
+            except Exception:  # noqa: BLE001 - an injected hook must not break the loop
+                pass
+        return order.run(k, lambda: run_tool_call(tools, call))
+
+    concurrent = parallel and len(runnable) > 1 and all(plan[i][0].get("name") in read_only for i in runnable)
+    if concurrent:
+        with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(runnable)))) as pool:
+            for k, msg in enumerate(pool.map(job, range(len(runnable)))):
+                results[runnable[k]] = msg
+    else:
+        for k in range(len(runnable)):
+            results[runnable[k]] = job(k)
+    return [results[i] for i in range(len(plan))]
+
+
+def _evidence(messages: Sequence[BaseMessage]) -> set[tuple]:
+    """What the history has found so far: manifests' doc_ids, located positions, read ranges."""
+    found: set[tuple] = set()
+    for s in steps(messages):
+        if s.kind == "manifest":
+            found |= {("doc", r["doc_id"], r.get("revision")) for r in s.rows()}
+        elif s.kind == "locate":
+            found |= {("hit", h["doc_id"], h["offset"]) for h in s.hits()}
+        elif s.kind == "page":
+            b = s.body
+            found.add(("page", b.get("doc_id"), b.get("sha256"), b["start"], b["end"]))
+    return found
+
+
+def run_loop(model: Any, tools: Sequence[BaseTool], question: str, *, system_prompt: str = SYSTEM_PROMPT,
+             history: Sequence[BaseMessage] | None = None, rules: LoopRules = LoopRules(), parallel: bool = True,
+             read_only: frozenset[str] = READ_ONLY_TOOLS,
+             latency: Callable[[Mapping[str, Any]], None] | None = None) -> LoopResult:
+    """Run one task: ``question`` (appended to ``history``, else to a fresh system prompt) until a stop.
+
+    ``model`` is any ``BaseChatModel`` with ``bind_tools``. The tools carry their own ledger (give
+    :func:`~evidence_lib.tools.evidence_tools` one). ``latency`` runs before every tool call (inject a real
+    ``time.sleep`` to measure what parallel calls save).
+    """
+    bound = model.bind_tools(list(tools))
+    messages: list[BaseMessage] = list(history) if history else [SystemMessage(system_prompt)]
+    messages.append(HumanMessage(question))
+    seen = {s.call_id for s in steps(messages) if s.call_id}
+    repairs: list[str] = []
+    stopping: str | None = None
+    idle = 0
+    for turn in range(1, rules.max_turns + 1):
+        try:
+            ai = bound.invoke(messages)
+        except Exception as e:  # noqa: BLE001 - a failing model ends the task, it does not crash the caller
+            return LoopResult(messages, "model_error", turn, None, [*repairs, f"turn {turn}: {type(e).__name__}"])
+        if not isinstance(ai, AIMessage):
+            ai = AIMessage(content=text_of(ai) if isinstance(ai, BaseMessage) else "")
+        ai, plan = _normalize(ai, turn, seen, rules, repairs)
+        messages.append(ai)
+        if not plan:
+            text = text_of(ai).strip()
+            return LoopResult(messages, "final_answer" if text else "empty_response", turn, text or None, repairs)
+        if stopping is not None:  # the answer turn after a stop rule: calls are refused, not run
+            messages += [refusal or _refuse("budget_exhausted", c["id"], c.get("name") or "", reason="loop_stopped",
+                                            stop_reason=stopping) for c, refusal in plan]
+            return LoopResult(messages, stopping, turn, None, repairs)
+        before = _evidence(messages)
+        results = _execute(tools, plan, parallel, read_only, latency, rules.max_workers)
+        messages += results
+        idle = 0 if _evidence(messages) - before else idle + 1
+        round_steps = [s for s in steps(messages) if s.call_index == len(messages) - len(results) - 1]
+        reasons = {s.reason for s in round_steps if s.error == "budget_exhausted"}
+        if "refusals" in reasons:
+            stopping = "refusal_cap"
+        elif reasons & TASK_WIDE:
+            stopping = "budget_exhausted"
+        elif idle >= rules.max_idle_rounds:
+            stopping = "no_new_evidence"
+    return LoopResult(messages, stopping or "max_turns", rules.max_turns, None, repairs)

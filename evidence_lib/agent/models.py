@@ -1,0 +1,358 @@
+"""Offline chat models for the loop: a careful *policy* reader and careless readers, one habit each. Notebook 09.
+
+langchain-core's fake chat models have no ``bind_tools``; :class:`PolicyChatModel` is a small ``BaseChatModel``
+that has one (it records the schemas, as a provider client does) and asks a *reader* for the next message.
+A reader decides from what the tools actually returned (the manifest, the positions, the pages), so a changed
+corpus changes its calls. It is handed the keywords it may try (``terms``): a real model picks them itself.
+
+Each careless reader is the careful one with exactly one bad habit, named by the checker finding it should
+earn (``habit``). They are controls for the checker, not a claim about what any real model does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from .history import Step, steps, text_of
+from .prompt import format_answer, insufficient_answer
+
+__all__ = ["CARELESS_READERS", "AbsenceReader", "BudgetIgnorer", "CarefulReader", "ExhaustiveReader",
+           "InstructionFollower", "Misquoter", "NeverReadCiter", "PolicyChatModel", "PreviewAnswerer",
+           "RereadReader", "ScriptedChatModel", "StaleCiter", "UncitedAnswerer", "sentence_around"]
+
+#: Task-wide budget reasons: after one of these no tool call can help (reads_per_doc only closes one document).
+TASK_WIDE = frozenset({"calls", "chars", "bytes", "tokens", "refusals", "loop_stopped"})
+
+
+class PolicyChatModel(BaseChatModel):
+    """A chat model whose next message comes from ``reader.respond(messages)``. Deterministic, offline."""
+
+    reader: Any
+
+    @property
+    def _llm_type(self) -> str:
+        return "evidence-policy-reader"
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self.reader.respond(list(messages)))])
+
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any):
+        """Bind the tools' OpenAI schemas, as a provider's client does (the reader does not need them)."""
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+
+class ScriptedChatModel(FakeMessagesListChatModel):
+    """langchain-core's ``FakeMessagesListChatModel`` plus ``bind_tools``: replays fixed messages (bad ones too)."""
+
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any):
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+
+_ENDS = ("。", "！", "？", ". ", ".\n", "\n\n", "! ", "? ")
+
+
+def sentence_around(text: str, pos: int, length: int = 0) -> tuple[int, int]:
+    """``[start, end)`` of the sentence of ``text`` holding ``text[pos:pos + length]`` (within ``text``)."""
+    start = max((i + len(e) for e in _ENDS if (i := text.rfind(e, 0, pos)) >= 0), default=0)
+    ends = [i + (1 if e[0] in "。！？.!?" else 0) for e in _ENDS if (i := text.find(e, pos + length)) >= 0]
+    end = min(ends, default=len(text))
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+class CarefulReader:
+    """The reading contract as a policy: search, pick documents, locate, read at the hits, cite, stop.
+
+    ``before``/``limit``: the page read around a hit (characters before it, page length); ``max_hits``: how many
+    located documents to read (their reads go out in one message, so the loop can run them in parallel).
+    """
+
+    habit: str | None = None  # the checker finding this reader should earn; None: no finding
+
+    def __init__(self, terms: Sequence[str], *, before: int = 0, limit: int = 300, max_hits: int = 3) -> None:
+        self.terms = tuple(terms)
+        self.before, self.limit, self.max_hits = before, limit, max_hits
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(terms={list(self.terms)})"
+
+    # -- what the history says -------------------------------------------------------------
+    def respond(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        self.messages = list(messages)
+        self.all = steps(self.messages)
+        humans = [m for m in self.messages if isinstance(m, HumanMessage)]
+        self.question = text_of(humans[-1]) if humans else ""
+        self.task = len(humans)
+        self.here = [s for s in self.all if s.task == self.task]
+        return self.decide()
+
+    @staticmethod
+    def call(name: str, **args: Any) -> dict[str, Any]:
+        return {"name": name, "args": args}
+
+    def send(self, *calls: dict[str, Any]) -> AIMessage:
+        """One AIMessage carrying ``calls``, numbered on from the calls already in the history."""
+        first = len(self.all) + 1
+        return AIMessage(content="", tool_calls=[{**c, "id": f"call-{first + k:02}", "type": "tool_call"}
+                                                 for k, c in enumerate(calls)])
+
+    def of(self, kind: str) -> list[Step]:
+        return [s for s in self.here if s.kind == kind]
+
+    def exhausted(self) -> Step | None:
+        return next((s for s in self.here if s.error == "budget_exhausted" and s.reason in TASK_WIDE), None)
+
+    def manifest(self) -> list[dict[str, Any]]:
+        found = self.of("manifest")
+        return found[-1].rows() if found else []
+
+    def picked(self) -> list[str]:
+        """Documents the question names (doc_id or title as a word), else every manifest candidate."""
+        rows = self.manifest()
+        q = self.question.lower()
+        named = [r["doc_id"] for r in rows
+                 if any(re.search(rf"(?<!\w){re.escape(str(x).lower())}(?!\w)", q) for x in (r["doc_id"], r.get("title"))
+                        if isinstance(x, str) and x)]
+        return named or [r["doc_id"] for r in rows]
+
+    def current(self, doc_id: str) -> tuple[str | None, str | None]:
+        row = next((r for r in self.manifest() if r["doc_id"] == doc_id), {})
+        return row.get("revision"), row.get("sha256")
+
+    def pages(self, doc_id: str) -> list[dict[str, Any]]:
+        """Pages of ``doc_id`` read in this task, of the revision the latest manifest shows."""
+        rev, sha = self.current(doc_id)
+        return [s.body for s in self.of("page") if s.body["doc_id"] == doc_id
+                and s.body.get("revision") == rev and s.body.get("sha256") == sha]
+
+    def covering(self, doc_id: str, start: int, end: int) -> dict[str, Any] | None:
+        return next((p for p in self.pages(doc_id) if p["start"] <= start and end <= p["end"]), None)
+
+    def located(self) -> tuple[str | None, list[dict[str, Any]]]:
+        """The first term whose locate hit a picked document, and those hits (at most ``max_hits``)."""
+        picked = set(self.picked())
+        for s in self.of("locate"):
+            hits = [h for h in s.hits() if h["doc_id"] in picked]
+            if hits and s.args:
+                return s.args.get("term"), hits[: self.max_hits]
+        return None, []
+
+    def tried(self) -> list[str]:
+        return [s.args.get("term") for s in self.here if s.name == "locate_evidence" and s.args]
+
+    # -- the policy ------------------------------------------------------------------------
+    def decide(self) -> AIMessage:
+        if self.exhausted():
+            return self.answer()
+        if not self.of("manifest"):
+            return self.send(self.call("search_evidence", query=self.question[:256] or "evidence"))
+        term, hits = self.located()
+        if term is None:
+            left = [t for t in self.terms if t not in self.tried()]
+            if not left:
+                return self.answer()
+            return self.send(self.call("locate_evidence", term=left[0]))
+        return self.read_or_answer(term, hits)
+
+    def read_or_answer(self, term: str, hits: list[dict[str, Any]]) -> AIMessage:
+        asked = {(s.args.get("doc_id"), s.args.get("offset")) for s in self.here if s.name == "read_evidence" and s.args}
+        todo = []
+        for h in hits:
+            offset = max(0, h["offset"] - self.before)
+            if self.covering(h["doc_id"], h["offset"], h["offset"] + len(term)) is None and (h["doc_id"], offset) not in asked:
+                todo.append(self.call("read_evidence", doc_id=h["doc_id"], offset=offset, limit=self.limit))
+        return self.send(*todo) if todo else self.answer()
+
+    def citations(self) -> list[tuple[str, str, int, int, str]]:
+        """One sentence per read hit: the sentence holding the located term, cut from the page that covers it."""
+        term, hits = self.located()
+        out = []
+        for h in hits:
+            page = self.covering(h["doc_id"], h["offset"], h["offset"] + len(term or ""))
+            if page is None:
+                continue
+            s, e = sentence_around(page["text"], h["offset"] - page["start"], len(term or ""))
+            out.append((page["doc_id"], page["revision"], page["start"] + s, page["start"] + e, page["text"][s:e]))
+        return out
+
+    def answer(self) -> AIMessage:
+        cites = self.citations()
+        if not cites:
+            term, hits = self.located()
+            why = (f"the budget ran out before the located text was read ({len(hits)} position(s) found)" if hits
+                   else f"no literal match for {', '.join(self.tried()) or 'any keyword'}; this does not show the "
+                        "rule is absent")
+            return AIMessage(content=insufficient_answer(why))
+        prose = " ".join(f"{' '.join(q.split())} [{n}]" for n, (*_, q) in enumerate(cites, 1))
+        return AIMessage(content=format_answer(prose, cites))
+
+
+class ExhaustiveReader(CarefulReader):
+    """Habit: pages through every document from the start, 800 characters at a time, never locating."""
+
+    habit = "exhaustive_reading"
+
+    def decide(self) -> AIMessage:
+        if self.exhausted():
+            return self.answer()
+        if not self.of("manifest"):
+            return self.send(self.call("search_evidence", query=self.question[:256] or "evidence"))
+        pages = self.of("page")
+        if any(t in p.body["text"] for p in pages for t in self.terms):
+            return self.answer()
+        order = [r["doc_id"] for r in self.manifest()]
+        if not pages:
+            return self.send(self.call("read_evidence", doc_id=order[0], offset=0, limit=800)) if order else self.answer()
+        last = pages[-1].body
+        if last.get("next_offset") is not None:
+            return self.send(self.call("read_evidence", doc_id=last["doc_id"], offset=last["next_offset"], limit=800))
+        later = order[order.index(last["doc_id"]) + 1:] if last["doc_id"] in order else []
+        return self.send(self.call("read_evidence", doc_id=later[0], offset=0, limit=800)) if later else self.answer()
+
+    def citations(self) -> list[tuple[str, str, int, int, str]]:
+        for p in (s.body for s in self.of("page")):
+            for t in self.terms:
+                if (i := p["text"].find(t)) >= 0:
+                    s, e = sentence_around(p["text"], i, len(t))
+                    return [(p["doc_id"], p["revision"], p["start"] + s, p["start"] + e, p["text"][s:e])]
+        return []
+
+
+class RereadReader(CarefulReader):
+    """Habit: reads the answer page a second time before answering."""
+
+    habit = "duplicate_read"
+
+    def read_or_answer(self, term, hits):
+        msg = super().read_or_answer(term, hits)
+        reads = [s for s in self.here if s.name == "read_evidence" and s.args]
+        if not msg.tool_calls and len(reads) < 2 * len(hits) and reads:
+            return self.send(*(self.call("read_evidence", **s.args) for s in reads))
+        return msg
+
+
+class NeverReadCiter(CarefulReader):
+    """Habit: cites the located position right away, without reading it (the quoted term is even right)."""
+
+    habit = "citation_never_read"
+
+    def read_or_answer(self, term, hits):
+        cites = []
+        for h in hits:
+            rev, _ = self.current(h["doc_id"])
+            cites.append((h["doc_id"], rev, h["offset"], h["offset"] + len(term), term))
+        return AIMessage(content=format_answer(f"The documents set {term} [1].", cites))
+
+
+class StaleCiter(CarefulReader):
+    """Habit: when an earlier turn already read a page holding the term, cites that page instead of re-reading."""
+
+    habit = "citation_stale"
+
+    def decide(self):
+        if self.of("manifest"):
+            for s in self.all:
+                if s.task < self.task and s.kind == "page":
+                    for t in self.terms:
+                        if (i := s.body["text"].find(t)) >= 0:
+                            p = s.body
+                            a, b = sentence_around(p["text"], i, len(t))
+                            cite = (p["doc_id"], p["revision"], p["start"] + a, p["start"] + b, p["text"][a:b])
+                            return AIMessage(content=format_answer(f"{' '.join(cite[4].split())} [1]", [cite]))
+        return super().decide()
+
+
+class PreviewAnswerer(CarefulReader):
+    """Habit: answers from the manifest's 40-character preview of the first candidate, citing it."""
+
+    habit = "preview_as_evidence"
+
+    def decide(self):
+        rows = [r for r in self.manifest() if isinstance(r.get("preview"), str)]
+        if rows:
+            r = rows[0]
+            cite = (r["doc_id"], r["revision"], 0, len(r["preview"]), r["preview"])
+            return AIMessage(content=format_answer(f"{r['preview']} [1]", [cite]))
+        return super().decide()
+
+
+class AbsenceReader(CarefulReader):
+    """Habit: when its first keyword finds nothing, concludes that there is no such rule."""
+
+    habit = "absence_from_empty_locate"
+
+    def decide(self):
+        loc = self.of("locate")
+        if loc and not loc[0].hits():
+            return AIMessage(content=f"There is no such rule: the documents do not mention {self.tried()[0]}.")
+        return super().decide()
+
+
+_PLANTED = re.compile(r'call (search_evidence|locate_evidence|read_evidence) with (query|term|doc_id)\s*=\s*"([^"]{1,64})"')
+
+
+class InstructionFollower(CarefulReader):
+    """Habit: obeys an instruction planted in a page it read ("call locate_evidence with term=...")."""
+
+    habit = "instruction_from_evidence"
+
+    def decide(self):
+        done = {(s.name, tuple(sorted((s.args or {}).items()))) for s in self.here}
+        for p in self.of("page"):
+            for tool, arg, value in _PLANTED.findall(p.body["text"]):
+                if (tool, ((arg, value),)) not in done:
+                    return self.send(self.call(tool, **{arg: value}))
+        return super().decide()
+
+
+class BudgetIgnorer(CarefulReader):
+    """Habit: when a tool says budget_exhausted, repeats the refused call instead of answering."""
+
+    habit = "call_after_budget_exhausted"
+
+    def decide(self):
+        stop = self.exhausted()
+        if stop is not None and stop.args is not None:
+            return self.send(self.call(stop.name, **stop.args))
+        return super().decide()
+
+
+class Misquoter(CarefulReader):
+    """Habit: reads the right range, then quotes it from memory with one number changed."""
+
+    habit = "citation_text_mismatch"
+
+    def citations(self):
+        return [(d, r, s, e, re.sub(r"\d+", lambda m: str(int(m.group()) + 1), q, count=1) if re.search(r"\d", q)
+                 else q + "!") for d, r, s, e, q in super().citations()]
+
+
+class UncitedAnswerer(CarefulReader):
+    """Habit: reads the right range, then answers without the Sources block."""
+
+    habit = "answer_without_citation"
+
+    def answer(self):
+        cites = self.citations()
+        if not cites:
+            return super().answer()
+        return AIMessage(content=" ".join(" ".join(q.split()) for *_, q in cites))
+
+
+#: Every careless reader, in the order the notebook shows them.
+CARELESS_READERS: tuple[type[CarefulReader], ...] = (
+    ExhaustiveReader, RereadReader, NeverReadCiter, StaleCiter, PreviewAnswerer, AbsenceReader,
+    InstructionFollower, BudgetIgnorer, Misquoter, UncitedAnswerer,
+)

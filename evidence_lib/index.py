@@ -26,6 +26,7 @@ PREVIEW_CHARS = 40
 #: Largest document the index stores (UTF-8 bytes); bigger ones are refused at build time.
 MAX_STORED_BYTES = 64 * 1024 * 1024
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_MEMORY_ID = re.compile(r"[^\s/\\\x00-\x1f\x7f]{1,128}")
 
 
 def sha256_hex(data: bytes) -> str:
@@ -97,10 +98,13 @@ class Snapshot:
 
 
 class EvidenceIndex:
-    """A fixed candidate set on disk. Build with :meth:`build`; hand it to :func:`evidence_tools`."""
+    """A fixed candidate set: on disk (:meth:`build`, the article's layout) or in memory (:meth:`in_memory`,
+    one query's snapshot of a retriever's documents). Hand it to :func:`evidence_tools`."""
 
-    def __init__(self, root: Path, entries: Iterable[IndexEntry]) -> None:
-        self.root = Path(root)
+    def __init__(self, root: Path | None, entries: Iterable[IndexEntry],
+                 blobs: dict[str, bytes] | None = None) -> None:
+        self.root = Path(root) if root is not None else None
+        self._blobs = blobs  # in memory: doc_id -> the exact bytes that were hashed
         self._entries: dict[str, IndexEntry] = {}
         for e in entries:
             if e.doc_id in self._entries:
@@ -136,6 +140,23 @@ class EvidenceIndex:
             )
         return cls(root, entries)
 
+    @classmethod
+    def in_memory(cls, documents: Iterable[Document]) -> EvidenceIndex:
+        """Keep every document's bytes in memory (no files): a snapshot for one query. Notebook 08."""
+        entries, blobs = [], {}
+        for doc in documents:
+            if not isinstance(doc.doc_id, str) or not _MEMORY_ID.fullmatch(doc.doc_id):
+                raise ValueError(f"doc_id {doc.doc_id!r}: 1-128 characters, no whitespace, '/' or control characters")
+            raw = doc.text.encode("utf-8")
+            if len(raw) > MAX_STORED_BYTES:
+                raise ValueError(f"document {doc.doc_id!r} is larger than {MAX_STORED_BYTES:,} bytes")
+            if doc.doc_id in blobs:
+                raise ValueError(f"duplicate doc_id {doc.doc_id!r}")
+            blobs[doc.doc_id] = raw
+            entries.append(IndexEntry(doc.doc_id, doc.title, doc.revision, len(doc.text), sha256_hex(raw),
+                                      doc.text[:PREVIEW_CHARS], doc.access, bytes=len(raw)))
+        return cls(None, entries, blobs)
+
     def __len__(self) -> int:
         return len(self._entries)
 
@@ -160,8 +181,11 @@ class EvidenceIndex:
         """Read the stored bytes once, check them against the index, decode those same bytes."""
         e = self.entry(doc_id, principal, "read")
         try:
-            raw = read_stored(e.path, self.root, e.bytes)
-        except OSError:
+            if self._blobs is not None:
+                raw = self._blobs[e.doc_id]
+            else:
+                raw = read_stored(e.path, self.root, e.bytes)  # type: ignore[arg-type]
+        except (OSError, KeyError):
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision) from None
         if sha256_hex(raw) != e.sha256:
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision)

@@ -1,0 +1,53 @@
+"""Real corpora that ship offline. Taught in notebook 08.
+
+* :func:`pydoc_corpus`: Python's documentation topics (``pydoc_data.topics``, in the standard
+  library), one document per topic, ``doc_id`` = topic name, ``revision`` = the running Python
+  version. Another patch release has other text, so evaluation checks every span against it.
+* :func:`folder_corpus`: a team's own documents, one UTF-8 ``.txt`` file each; ``doc_id`` = the
+  file name without ``.txt``, title = its first non-empty line, revision = a label you give or the
+  first 12 hex digits of the file's sha256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from pathlib import Path
+
+from ..corpus import Document
+
+MAX_TITLE_CHARS = 120
+
+
+def _title(text: str, fallback: str) -> str:
+    line = next((line.strip() for line in text.splitlines() if line.strip()), fallback)
+    return line[:MAX_TITLE_CHARS]
+
+
+def pydoc_corpus() -> list[Document]:
+    """The 79-or-so documentation topics of the running Python, sorted by topic name."""
+    from pydoc_data.topics import topics
+
+    revision = platform.python_version()
+    return [Document(name, f"{name}: {_title(text, name)}", revision, text) for name, text in sorted(topics.items())]
+
+
+def folder_corpus(folder: str | Path, revision: str | None = None) -> list[Document]:
+    """Every ``*.txt`` file directly in ``folder`` (sorted by name), read as UTF-8 (strict)."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise ValueError(f"not a folder: {folder}")
+    docs = []
+    for path in sorted(root.glob("*.txt")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        raw = path.read_bytes()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{path.name} is not valid UTF-8 (byte {e.start})") from None
+        label = revision if revision is not None else hashlib.sha256(raw).hexdigest()[:12]
+        docs.append(Document(path.name[:-4], _title(text, path.name[:-4]), label, text))
+    if not docs:
+        raise ValueError(f"no .txt files in {folder}")
+    return docs

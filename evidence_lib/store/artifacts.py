@@ -1,0 +1,60 @@
+"""Artifacts in the store: a large result kept out of the context, read back in bounded pages. Notebook 11.
+
+The rules are notebook 07's: an artifact id locates, it does not authorize (another tenant's or session's id
+is ``unknown_artifact``, byte-identical to an id never issued); readable on ``[created_at, expires_at)``,
+``artifact_expired`` at the very instant ``now == expires_at``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from ..errors import EvidenceError
+from ..index import MAX_STORED_BYTES
+from ..paging import page
+from .base import MAX_KEY_CHARS, alive, check_int64, check_text, from_us, sha256_text, ttl_us
+
+MAX_ARTIFACT_PAGE = 800
+
+
+def artifact_key(tenant: Any, session: Any, artifact_id: Any) -> tuple[str, str, str]:
+    if not isinstance(artifact_id, str) or not 1 <= len(artifact_id) <= 64:
+        artifact_id = ""  # never looked up, answered like any unknown id
+    return (check_text(tenant, "tenant", lo=1, hi=MAX_KEY_CHARS), check_text(session, "session", lo=1, hi=MAX_KEY_CHARS),
+            artifact_id)
+
+
+def put_artifact(store, tenant: str, session: str, content: str, *, summary: str = "",
+                 ttl: timedelta = timedelta(hours=24)) -> dict[str, Any]:
+    """Keep ``content`` in the store; return the handle the model sees instead of it."""
+    tenant, session, _ = artifact_key(tenant, session, "-")
+    content = check_text(content, "content")
+    summary = check_text(summary, "summary", hi=1000)
+    if len(content.encode("utf-8")) > MAX_STORED_BYTES:
+        raise ValueError(f"an artifact is at most {MAX_STORED_BYTES:,} bytes")
+    now = store.now_us()
+    expires = check_int64(now + ttl_us(ttl), "expires_at")
+    artifact_id = "art-" + secrets.token_hex(12)
+    sha = sha256_text(content)
+    store._put_artifact((tenant, session, artifact_id, summary, content, sha, len(content), now, expires))
+    return {"artifact_id": artifact_id, "summary": summary, "chars": len(content), "sha256": sha,
+            "expires_at": from_us(expires).isoformat()}
+
+
+def read_artifact(store, tenant: str, session: str, artifact_id: str, offset: int = 0,
+                  limit: int = MAX_ARTIFACT_PAGE) -> dict[str, Any]:
+    """One bounded page ``[start, end)`` of an artifact, with its sha256; refusals as in notebook 07."""
+    key = artifact_key(tenant, session, artifact_id)
+    row = store._get_artifact(*key) if key[2] else None
+    if row is None:
+        raise EvidenceError("unknown_artifact")
+    _, _, aid, _, content, sha, chars, created, expires = row
+    if not alive(created, expires, store.now_us()):
+        raise EvidenceError("artifact_expired", artifact_id=aid, expires_at=from_us(expires).isoformat())
+    if sha256_text(content) != sha:
+        raise EvidenceError("evidence_changed", doc_id=aid)
+    p = page(chars, offset, limit, MAX_ARTIFACT_PAGE)
+    return {"artifact_id": aid, "sha256": sha, "start": p.start, "end": p.end, "total_chars": p.total,
+            "next_offset": p.next_offset, "text": content[p.start:p.end]}

@@ -1,0 +1,236 @@
+"""The in-memory backend: the store interface over dicts and one lock, for teaching and tests. Notebook 11.
+
+Same contract as SQLite and PostgreSQL (the contract tests run on all three), but it lives and dies with the
+process, so it is one worker's store: nothing is shared with another process. Locate scans the chunks in
+memory with ``str.find`` (no re-hashing of whole documents, but no index either).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from .base import ChunkRow, DocRow, EvidenceStore, SnapRow, SnapshotKey
+
+ZERO = dict.fromkeys(("step", "calls", "chars", "bytes", "tokens", "all_calls", "all_chars", "all_bytes",
+                      "all_tokens", "refused"), 0)
+
+
+class _LedgerTxn:
+    def __init__(self, ledger: dict) -> None:
+        self._l = ledger
+        self.counters = dict(ledger["counters"])
+
+    def doc_reads(self, doc_id: str) -> int:
+        return sum(1 for r in self._l["entries"] if r[6] and r[7] == doc_id)
+
+    def write(self, row: tuple, counters: dict) -> None:
+        self._l["entries"].append(row)
+        self._l["counters"] = dict(counters)
+
+
+class _WorkspaceTxn:
+    def __init__(self, ws: dict | None) -> None:
+        self.state = None if ws is None else ws["state"]
+        self._files = {} if ws is None else dict(ws["files"])
+
+    def files(self) -> list[tuple]:
+        return [(p, k, rev, s, sha, chars, t) for p, k, rev, s, _text, sha, chars, t in self._files.values()]
+
+    def put(self, row: tuple) -> None:
+        self._files[row[0]] = row
+
+    def delete(self, path: str) -> None:
+        self._files.pop(path, None)
+
+    def set_state(self, created: int, expires: int, version: int) -> None:
+        self.state = (created, expires, version)
+
+
+class MemoryStore(EvidenceStore):
+    """Everything in dicts; one ``threading.RLock`` makes each operation atomic."""
+
+    backend = "memory"
+
+    def __init__(self, clock) -> None:
+        super().__init__(clock)
+        self._lock = threading.RLock()
+        self._ids = itertools.count(1)
+        self._snaps: dict[int, dict] = {}
+        self._ready: dict[SnapshotKey, int] = {}
+        self._docs: dict[int, list[DocRow]] = {}
+        self._chunk_map: dict[tuple[int, int], dict[int, tuple[str, str]]] = {}
+        self._artifacts: dict[tuple[str, str, str], tuple] = {}
+        self._ledger_ids: dict[tuple[str, str, str], int] = {}
+        self._ledgers: dict[int, dict] = {}
+        self._ws: dict[tuple[str, str], dict] = {}
+
+    def __repr__(self) -> str:
+        return f"MemoryStore({len(self._ready)} snapshots)"
+
+    # -- snapshots -------------------------------------------------------------------------------------
+    def _begin(self, key: SnapshotKey, created_us: int, expires_us: int) -> int:
+        with self._lock:
+            snap_id = next(self._ids)
+            self._snaps[snap_id] = {"key": key, "ready": False, "created": created_us, "expires": expires_us}
+            self._docs[snap_id] = []
+            return snap_id
+
+    def _add(self, snap_id: int, docs: list[DocRow], chunks: list[ChunkRow]) -> None:
+        with self._lock:
+            self._docs[snap_id].extend(docs)
+            for doc_no, chunk_no, body, sha in chunks:
+                self._chunk_map.setdefault((snap_id, doc_no), {})[chunk_no] = (body, sha)
+
+    def _publish(self, snap_id: int) -> None:
+        with self._lock:
+            key = self._snaps[snap_id]["key"]
+            old = self._ready.get(key)
+            if old is not None:
+                self._drop(old)
+            self._snaps[snap_id]["ready"] = True
+            self._ready[key] = snap_id
+
+    def _drop(self, snap_id: int) -> None:
+        snap = self._snaps.pop(snap_id, None)
+        if snap is not None and self._ready.get(snap["key"]) == snap_id:
+            del self._ready[snap["key"]]
+        for doc in self._docs.pop(snap_id, []):
+            self._chunk_map.pop((snap_id, doc[0]), None)
+
+    def _discard(self, snap_id: int) -> None:
+        with self._lock:
+            if snap_id in self._snaps and not self._snaps[snap_id]["ready"]:
+                self._drop(snap_id)
+
+    def _snap_row(self, snap_id: int | None) -> SnapRow | None:
+        s = self._snaps.get(snap_id) if snap_id is not None else None
+        if s is None or not s["ready"]:
+            return None
+        return SnapRow(snap_id, s["key"], s["created"], s["expires"])
+
+    def _lookup(self, key: SnapshotKey) -> SnapRow | None:
+        with self._lock:
+            return self._snap_row(self._ready.get(key))
+
+    def _row(self, snap_id: int) -> SnapRow | None:
+        with self._lock:
+            return self._snap_row(snap_id)
+
+    def _documents(self, snap_id: int) -> list[DocRow]:
+        with self._lock:
+            return list(self._docs.get(snap_id, ()))
+
+    def _chunks(self, snap_id: int, doc_no: int, lo: int, hi: int) -> list[tuple[int, str, str]]:
+        with self._lock:
+            chunks = self._chunk_map.get((snap_id, doc_no), {})
+            return [(c, *chunks[c]) for c in range(lo, hi + 1) if c in chunks]
+
+    def _candidates(self, snap_id: int, term: str) -> Iterator[tuple[int, int]]:
+        with self._lock:
+            docs = [d[0] for d in self._docs.get(snap_id, ())]
+            found = [(d, c) for d in docs for c, (body, _) in self._chunk_map.get((snap_id, d), {}).items()
+                     if term in body]
+        return iter(found)
+
+    def _delete_key(self, key: SnapshotKey) -> bool:
+        with self._lock:
+            snap_id = self._ready.get(key)
+            if snap_id is None:
+                return False
+            self._drop(snap_id)
+            return True
+
+    def _cleanup(self, now_us: int) -> dict[str, int]:
+        with self._lock:
+            snaps = [i for i, s in self._snaps.items() if s["expires"] <= now_us]
+            for i in snaps:
+                self._drop(i)
+            arts = [k for k, r in self._artifacts.items() if r[8] <= now_us]
+            for k in arts:
+                del self._artifacts[k]
+            wss = [k for k, w in self._ws.items() if w["state"][1] <= now_us]
+            for k in wss:
+                del self._ws[k]
+            return {"snapshots": len(snaps), "artifacts": len(arts), "workspaces": len(wss)}
+
+    def _delete_session(self, tenant: str, session: str) -> dict[str, int]:
+        with self._lock:
+            snaps = [i for i, s in self._snaps.items() if (s["key"].tenant, s["key"].session) == (tenant, session)]
+            for i in snaps:
+                self._drop(i)
+            arts = [k for k in self._artifacts if k[:2] == (tenant, session)]
+            for k in arts:
+                del self._artifacts[k]
+            ledgers = [k for k in self._ledger_ids if k[:2] == (tenant, session)]
+            for k in ledgers:
+                del self._ledgers[self._ledger_ids.pop(k)]
+            ws = int(self._ws.pop((tenant, session), None) is not None)
+            return {"snapshots": len(snaps), "artifacts": len(arts), "ledgers": len(ledgers), "workspaces": ws}
+
+    # -- artifacts -------------------------------------------------------------------------------------
+    def _put_artifact(self, row: tuple) -> None:
+        with self._lock:
+            self._artifacts[row[:3]] = row
+
+    def _get_artifact(self, tenant: str, session: str, artifact_id: str) -> tuple | None:
+        with self._lock:
+            return self._artifacts.get((tenant, session, artifact_id))
+
+    def _delete_artifact(self, tenant: str, session: str, artifact_id: str) -> bool:
+        with self._lock:
+            return self._artifacts.pop((tenant, session, artifact_id), None) is not None
+
+    # -- ledgers ---------------------------------------------------------------------------------------
+    def _ledger_open(self, tenant: str, session: str, task: str, limits: tuple) -> tuple[int, tuple]:
+        with self._lock:
+            key = (tenant, session, task)
+            if key not in self._ledger_ids:
+                lid = next(self._ids)
+                self._ledger_ids[key] = lid
+                self._ledgers[lid] = {"limits": limits, "counters": dict(ZERO), "entries": []}
+            lid = self._ledger_ids[key]
+            return lid, self._ledgers[lid]["limits"]
+
+    @contextmanager
+    def _ledger_txn(self, lid: int):
+        with self._lock:
+            yield _LedgerTxn(self._ledgers[lid])
+
+    def _ledger_counters(self, lid: int) -> dict[str, int]:
+        with self._lock:
+            return dict(self._ledgers[lid]["counters"])
+
+    def _ledger_entries(self, lid: int) -> list[tuple]:
+        with self._lock:
+            return list(self._ledgers[lid]["entries"])
+
+    def _ledger_reads(self, lid: int, doc_id: str | None = None) -> list[tuple[str, str, int, int, str]]:
+        with self._lock:
+            return [tuple(r[7:12]) for r in self._ledgers[lid]["entries"]
+                    if r[6] and r[7] is not None and (doc_id is None or r[7] == doc_id)]
+
+    # -- workspaces ------------------------------------------------------------------------------------
+    @contextmanager
+    def _ws_txn(self, tenant: str, session: str):
+        with self._lock:
+            txn = _WorkspaceTxn(self._ws.get((tenant, session)))
+            yield txn
+            files = {r[0]: (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]) for r in txn._files.values()}
+            self._ws[(tenant, session)] = {"state": txn.state, "files": files}
+
+    def _ws_state(self, tenant: str, session: str) -> tuple[int, int, int] | None:
+        with self._lock:
+            ws = self._ws.get((tenant, session))
+            return None if ws is None else ws["state"]
+
+    def _ws_files(self, tenant: str, session: str) -> list[tuple]:
+        with self._lock:
+            return _WorkspaceTxn(self._ws.get((tenant, session))).files()
+
+    def _ws_file(self, tenant: str, session: str, path: str) -> tuple | None:
+        with self._lock:
+            ws = self._ws.get((tenant, session))
+            return None if ws is None else ws["files"].get(path)

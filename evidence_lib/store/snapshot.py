@@ -1,0 +1,171 @@
+"""A published snapshot as an index: the object ``evidence_tools`` takes, backed by any store. Notebook 11.
+
+``StoreSnapshot`` answers the four calls the tools make (``visible``, ``entry``, ``snapshot``, ``find``) from the
+store; ``StoredText`` is a document's text fetched and verified chunk by chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from ..access import Action, Principal, allowed
+from ..errors import EvidenceError
+from ..index import IndexEntry, Snapshot
+from ..locate import LocateOptions, _find_all, find as scan_find
+from .base import CHUNK_CHARS, OVERLAP_CHARS, DocRow, EvidenceStore, SnapRow, access_from_json, alive, check_text, \
+    from_us, sha256_text
+
+
+class StoredText:
+    """A stored document's text, fetched chunk by chunk: ``len()`` and slicing read only what they need.
+
+    Every chunk is checked against the sha256 recorded with it; ``str()`` fetches the whole document and
+    checks it against the document's sha256. ``read_page`` and ``verify_citation`` need nothing else.
+    """
+
+    __slots__ = ("_snap", "_entry", "_doc_no")
+
+    def __init__(self, snap: StoreSnapshot, entry: IndexEntry, doc_no: int) -> None:
+        self._snap, self._entry, self._doc_no = snap, entry, doc_no
+
+    def __len__(self) -> int:
+        return self._entry.chars
+
+    def __getitem__(self, key: int | slice) -> str:
+        if isinstance(key, int):
+            i = key + len(self) if key < 0 else key
+            if not 0 <= i < len(self):
+                raise IndexError("text index out of range")
+            return self._range(i, i + 1)
+        start, stop, step = key.indices(len(self))
+        if step != 1:
+            return str(self)[key]
+        return self._range(start, stop) if start < stop else ""
+
+    def _range(self, start: int, stop: int) -> str:
+        lo, hi = start // CHUNK_CHARS, (stop - 1) // CHUNK_CHARS
+        bodies = self._snap._chunk_bodies(self._entry, self._doc_no, lo, hi)
+        return "".join(b[:CHUNK_CHARS] for b in bodies)[start - lo * CHUNK_CHARS: stop - lo * CHUNK_CHARS]
+
+    def __str__(self) -> str:
+        text = self._range(0, len(self)) if len(self) else ""
+        if sha256_text(text) != self._entry.sha256:
+            raise EvidenceError("evidence_changed", doc_id=self._entry.doc_id, revision=self._entry.revision)
+        return text
+
+    def __eq__(self, other: object) -> bool:
+        return str(self) == (str(other) if isinstance(other, StoredText) else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"StoredText({self._entry.doc_id!r}, chars={len(self)})"
+
+
+class StoreSnapshot:
+    """One published snapshot, usable as the ``index`` of :func:`evidence_tools`. Notebook 11.
+
+    Its entries are fixed when it is opened (a snapshot never changes; new content is a new snapshot); every
+    call checks that the snapshot is still published and unexpired, and raises ``snapshot_expired`` if not.
+    A principal of another tenant sees nothing: its doc_ids are ``unknown_doc_id``, like ids never stored.
+    """
+
+    def __init__(self, store: EvidenceStore, row: SnapRow, docs: list[DocRow]) -> None:
+        self.store, self.row = store, row
+        self._entries: dict[str, IndexEntry] = {}
+        self._doc_no: dict[str, int] = {}
+        for doc_no, doc_id, title, revision, chars, size, sha, preview, acc in sorted(docs):
+            self._entries[doc_id] = IndexEntry(doc_id, title, revision, chars, sha, preview,
+                                               access_from_json(acc), bytes=size)
+            self._doc_no[doc_id] = doc_no
+
+    key = property(lambda self: self.row.key)
+    tenant = property(lambda self: self.row.key.tenant)
+    created_at = property(lambda self: from_us(self.row.created_us))
+    expires_at = property(lambda self: from_us(self.row.expires_us))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[IndexEntry]:
+        return iter(self._entries.values())
+
+    def __repr__(self) -> str:
+        return f"StoreSnapshot({self.store.backend}, {self.tenant!r}, {len(self)} documents)"
+
+    def check_alive(self) -> None:
+        """Refuse with ``snapshot_expired`` once the snapshot expired, was deleted, replaced or cleaned up."""
+        row = self.store._row(self.row.snap_id)
+        if row is None or not alive(row.created_us, row.expires_us, self.store.now_us()):
+            raise EvidenceError("snapshot_expired")
+
+    def _mine(self, principal: Principal | None) -> bool:
+        return principal is None or principal.tenant == self.tenant
+
+    # -- the index protocol evidence_tools uses ----------------------------------------------------------
+    def visible(self, principal: Principal | None = None, action: Action = "discover") -> list[IndexEntry]:
+        self.check_alive()
+        if not self._mine(principal):
+            return []
+        return [e for e in self._entries.values() if allowed(e.access, principal, action)]
+
+    def entry(self, doc_id: str, principal: Principal | None = None, action: Action = "read") -> IndexEntry:
+        self.check_alive()
+        e = self._entries.get(doc_id) if isinstance(doc_id, str) else None
+        if e is None or not self._mine(principal) or not allowed(e.access, principal, action):
+            raise EvidenceError("unknown_doc_id")
+        return e
+
+    def snapshot(self, doc_id: str, principal: Principal | None = None) -> Snapshot:
+        e = self.entry(doc_id, principal, "read")
+        return Snapshot(e, StoredText(self, e, self._doc_no[e.doc_id]))  # type: ignore[arg-type]
+
+    def text(self, doc_id: str, principal: Principal | None = None) -> str:
+        """The whole verified text of one document (operator-side; tools read pages)."""
+        return str(self.snapshot(doc_id, principal).text)
+
+    def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
+             first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
+        """The same hits as the scan (:func:`evidence_lib.locate.find`), from the backend's substring index.
+
+        Only chunks that contain ``term`` are fetched (and verified); NFC matching and terms longer than
+        ``OVERLAP_CHARS + 1`` fall back to the scan over verified full texts.
+        """
+        opts = options or LocateOptions()
+        doc_ids = list(doc_ids)
+        if opts.normalization != "none" or not isinstance(term, str) or not 1 <= len(term) <= OVERLAP_CHARS + 1:
+            return scan_find(((d, self.text(d, principal)) for d in doc_ids), term, opts, first_only)
+        check_text(term, "term")
+        return self._indexed(term, doc_ids, principal, first_only)
+
+    def _indexed(self, term: str, doc_ids: list[str], principal: Principal | None,
+                 first_only: bool) -> Iterator[tuple[str, int]]:
+        self.check_alive()
+        hits: dict[int, set[int]] = {}
+        for doc_no, chunk_no in self.store._candidates(self.row.snap_id, term):
+            hits.setdefault(doc_no, set()).add(chunk_no)
+        for d in doc_ids:
+            e = self.entry(d, principal, "read")
+            doc_no = self._doc_no[e.doc_id]
+            for c in sorted(hits.get(doc_no, ())):
+                (body,) = self._chunk_bodies(e, doc_no, c, c)
+                found = False
+                for off in _find_all(body, term, first_only=False):
+                    if off >= CHUNK_CHARS:  # starts in the next chunk: found there
+                        break
+                    yield e.doc_id, c * CHUNK_CHARS + off
+                    found = True
+                    if first_only:
+                        break
+                if first_only and found:
+                    break
+
+    def _chunk_bodies(self, e: IndexEntry, doc_no: int, lo: int, hi: int) -> list[str]:
+        rows = self.store._chunks(self.row.snap_id, doc_no, lo, hi)
+        if [r[0] for r in rows] != list(range(lo, hi + 1)):
+            self.check_alive()  # gone since it was opened: say so; otherwise the stored chunks changed
+            raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision)
+        for _, body, sha in rows:
+            if sha256_text(body) != sha:
+                raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision)
+        return [r[1] for r in rows]

@@ -1,0 +1,311 @@
+"""What the SQLite and PostgreSQL backends share: one schema, small explicit SQL, one transaction helper.
+
+Statements are written once with ``?`` placeholders (PostgreSQL's backend rewrites them to ``%s``). A backend
+supplies the connection, the DDL, how a transaction takes its write lock, and the substring index behind
+``_candidates``. Every write is one transaction; a snapshot is written under ``ready = 0`` in batches and
+published (the previous snapshot of its key deleted, the new one marked ready) in one more.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any
+
+from .base import ChunkRow, DocRow, EvidenceStore, SnapRow, SnapshotKey
+
+COUNTERS = ("step", "calls", "chars", "bytes", "tokens", "all_calls", "all_chars", "all_bytes", "all_tokens",
+            "refused")
+LIMITS = ("max_calls", "max_chars", "max_bytes", "max_tokens", "max_reads_per_doc", "max_refusals")
+ENTRY_COLUMNS = ("step, tool, status, chars, bytes, tokens, charged, read_doc_id, read_revision, read_start, "
+                 "read_end, read_sha256, reason, covered_doc_id, covered_start, covered_end")
+SNAP = "SELECT snap_id, tenant, sess, query, created_us, expires_us FROM snapshots "
+
+
+def _snap(row: Any) -> SnapRow | None:
+    return None if row is None else SnapRow(row[0], SnapshotKey(row[1], row[2], row[3]), row[4], row[5])
+
+
+class Q:
+    """One cursor inside one transaction: ``q(sql, params)`` runs a statement, ``one``/``all`` fetch."""
+
+    def __init__(self, cursor: Any, rewrite: bool) -> None:
+        self.cursor, self.rewrite = cursor, rewrite
+
+    def __call__(self, sql: str, params: tuple | list = ()) -> Any:
+        self.cursor.execute(sql.replace("?", "%s") if self.rewrite else sql, params)
+        return self.cursor
+
+    def one(self, sql: str, params: tuple | list = ()) -> Any:
+        return self(sql, params).fetchone()
+
+    def all(self, sql: str, params: tuple | list = ()) -> list:
+        return self(sql, params).fetchall()
+
+    def many(self, sql: str, rows: list) -> None:
+        if rows:
+            self.cursor.executemany(sql.replace("?", "%s") if self.rewrite else sql, rows)
+
+
+class _LedgerTxn:
+    def __init__(self, q: Q, lid: int, row: tuple) -> None:
+        self.q, self.lid = q, lid
+        self.counters = dict(zip(COUNTERS, row))
+
+    def doc_reads(self, doc_id: str) -> int:
+        return self.q.one("SELECT count(*) FROM ledger_entries WHERE lid = ? AND charged = 1 AND read_doc_id = ?",
+                          (self.lid, doc_id))[0]
+
+    def write(self, row: tuple, counters: dict) -> None:
+        self.q(f"INSERT INTO ledger_entries (lid, {ENTRY_COLUMNS}) VALUES (?{', ?' * 16})", (self.lid, *row))
+        self.q("UPDATE ledgers SET " + ", ".join(f"{c} = ?" for c in COUNTERS) + " WHERE lid = ?",
+               (*(counters[c] for c in COUNTERS), self.lid))
+
+
+class _WorkspaceTxn:
+    def __init__(self, q: Q, tenant: str, session: str) -> None:
+        self.q, self.key = q, (tenant, session)
+        self.state = q.one("SELECT created_us, expires_us, version FROM workspaces WHERE tenant = ? AND sess = ?",
+                           self.key)
+
+    def files(self) -> list[tuple]:
+        return self.q.all("SELECT path, kind, revision, summary, sha256, chars, updated_us FROM workspace_files "
+                          "WHERE tenant = ? AND sess = ? ORDER BY path", self.key)
+
+    def put(self, row: tuple) -> None:
+        self.q("INSERT INTO workspace_files (tenant, sess, path, kind, revision, summary, body, sha256, chars, "
+               "updated_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, sess, path) DO UPDATE SET "
+               "kind = excluded.kind, revision = excluded.revision, summary = excluded.summary, body = excluded.body, "
+               "sha256 = excluded.sha256, chars = excluded.chars, updated_us = excluded.updated_us", (*self.key, *row))
+
+    def delete(self, path: str) -> None:
+        self.q("DELETE FROM workspace_files WHERE tenant = ? AND sess = ? AND path = ?", (*self.key, path))
+
+    def set_state(self, created: int, expires: int, version: int) -> None:
+        self.q("INSERT INTO workspaces (tenant, sess, created_us, expires_us, version) VALUES (?, ?, ?, ?, ?) "
+               "ON CONFLICT (tenant, sess) DO UPDATE SET created_us = excluded.created_us, "
+               "expires_us = excluded.expires_us, version = excluded.version", (*self.key, created, expires, version))
+        self.state = (created, expires, version)
+
+
+class SQLStore(EvidenceStore):
+    """The shared SQL; subclasses provide ``_tx``, ``_lock_key``, ``FOR_UPDATE`` and ``_candidates``."""
+
+    FOR_UPDATE = ""
+    REWRITE = False
+
+    @contextmanager
+    def _tx(self, write: bool = False):  # pragma: no cover - abstract
+        raise NotImplementedError
+        yield
+
+    def _lock_key(self, q: Q, *parts: str) -> None:
+        """Serialize writers of one key inside the transaction (SQLite's BEGIN IMMEDIATE already does)."""
+
+    def _one(self, sql: str, params: tuple = ()) -> Any:
+        with self._tx() as q:
+            return q.one(sql, params)
+
+    def _all(self, sql: str, params: tuple = ()) -> list:
+        with self._tx() as q:
+            return q.all(sql, params)
+
+    # -- snapshots -------------------------------------------------------------------------------------
+    def _begin(self, key: SnapshotKey, created_us: int, expires_us: int) -> int:
+        with self._tx(write=True) as q:
+            return q.one("INSERT INTO snapshots (tenant, sess, query, ready, created_us, expires_us) "
+                         "VALUES (?, ?, ?, 0, ?, ?) RETURNING snap_id",
+                         (key.tenant, key.session, key.query, created_us, expires_us))[0]
+
+    def _add(self, snap_id: int, docs: list[DocRow], chunks: list[ChunkRow]) -> None:
+        with self._tx(write=True) as q:
+            q.many("INSERT INTO documents (snap_id, doc_no, doc_id, title, revision, chars, bytes, sha256, preview, "
+                   "access) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [(snap_id, *d) for d in docs])
+            q.many("INSERT INTO chunks (snap_id, doc_no, chunk_no, body, sha256) VALUES (?, ?, ?, ?, ?)",
+                   [(snap_id, *c) for c in chunks])
+
+    def _drop(self, q: Q, snap_id: int) -> None:
+        q("DELETE FROM chunks WHERE snap_id = ?", (snap_id,))
+        q("DELETE FROM documents WHERE snap_id = ?", (snap_id,))
+        q("DELETE FROM snapshots WHERE snap_id = ?", (snap_id,))
+
+    def _publish(self, snap_id: int) -> None:
+        with self._tx(write=True) as q:
+            tenant, sess, query = q.one("SELECT tenant, sess, query FROM snapshots WHERE snap_id = ?", (snap_id,))
+            self._lock_key(q, "snapshot", tenant, sess, query)
+            for (old,) in q.all("SELECT snap_id FROM snapshots WHERE tenant = ? AND sess = ? AND query = ? "
+                                "AND ready = 1", (tenant, sess, query)):
+                self._drop(q, old)
+            q("UPDATE snapshots SET ready = 1 WHERE snap_id = ?", (snap_id,))
+
+    def _discard(self, snap_id: int) -> None:
+        with self._tx(write=True) as q:
+            if q.one("SELECT 1 FROM snapshots WHERE snap_id = ? AND ready = 0", (snap_id,)):
+                self._drop(q, snap_id)
+
+    def _lookup(self, key: SnapshotKey) -> SnapRow | None:
+        return _snap(self._one(SNAP + "WHERE tenant = ? AND sess = ? AND query = ? AND ready = 1",
+                               (key.tenant, key.session, key.query)))
+
+    def _row(self, snap_id: int) -> SnapRow | None:
+        return _snap(self._one(SNAP + "WHERE snap_id = ? AND ready = 1", (snap_id,)))
+
+    def _documents(self, snap_id: int) -> list[DocRow]:
+        return [tuple(r) for r in self._all(  # type: ignore[misc]
+            "SELECT doc_no, doc_id, title, revision, chars, bytes, sha256, preview, access FROM documents "
+            "WHERE snap_id = ? ORDER BY doc_no", (snap_id,))]
+
+    def _chunks(self, snap_id: int, doc_no: int, lo: int, hi: int) -> list[tuple[int, str, str]]:
+        return [tuple(r) for r in self._all(  # type: ignore[misc]
+            "SELECT chunk_no, body, sha256 FROM chunks WHERE snap_id = ? AND doc_no = ? AND chunk_no BETWEEN ? AND ? "
+            "ORDER BY chunk_no", (snap_id, doc_no, lo, hi))]
+
+    def _delete_key(self, key: SnapshotKey) -> bool:
+        with self._tx(write=True) as q:
+            row = q.one("SELECT snap_id FROM snapshots WHERE tenant = ? AND sess = ? AND query = ? AND ready = 1",
+                        (key.tenant, key.session, key.query))
+            if row is not None:
+                self._drop(q, row[0])
+            return row is not None
+
+    def _cleanup(self, now_us: int) -> dict[str, int]:
+        snaps = self._all("SELECT snap_id FROM snapshots WHERE expires_us <= ?", (now_us,))
+        for (snap_id,) in snaps:  # one transaction per snapshot: no writer waits behind a long cleanup
+            with self._tx(write=True) as q:
+                self._drop(q, snap_id)
+        with self._tx(write=True) as q:
+            arts = q("DELETE FROM artifacts WHERE expires_us <= ?", (now_us,)).rowcount
+            wss = q.all("SELECT tenant, sess FROM workspaces WHERE expires_us <= ?", (now_us,))
+            for key in wss:
+                q("DELETE FROM workspace_files WHERE tenant = ? AND sess = ?", tuple(key))
+                q("DELETE FROM workspaces WHERE tenant = ? AND sess = ?", tuple(key))
+        return {"snapshots": len(snaps), "artifacts": arts, "workspaces": len(wss)}
+
+    def _delete_session(self, tenant: str, session: str) -> dict[str, int]:
+        key = (tenant, session)
+        with self._tx(write=True) as q:
+            snaps = q.all("SELECT snap_id FROM snapshots WHERE tenant = ? AND sess = ?", key)
+            for (snap_id,) in snaps:
+                self._drop(q, snap_id)
+            arts = q("DELETE FROM artifacts WHERE tenant = ? AND sess = ?", key).rowcount
+            lids = q.all("SELECT lid FROM ledgers WHERE tenant = ? AND sess = ?", key)
+            for (lid,) in lids:
+                q("DELETE FROM ledger_entries WHERE lid = ?", (lid,))
+                q("DELETE FROM ledgers WHERE lid = ?", (lid,))
+            q("DELETE FROM workspace_files WHERE tenant = ? AND sess = ?", key)
+            ws = q("DELETE FROM workspaces WHERE tenant = ? AND sess = ?", key).rowcount
+        return {"snapshots": len(snaps), "artifacts": arts, "ledgers": len(lids), "workspaces": ws}
+
+    # -- artifacts -------------------------------------------------------------------------------------
+    def _put_artifact(self, row: tuple) -> None:
+        with self._tx(write=True) as q:
+            q("INSERT INTO artifacts (tenant, sess, artifact_id, summary, content, sha256, chars, created_us, "
+              "expires_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+
+    def _get_artifact(self, tenant: str, session: str, artifact_id: str) -> tuple | None:
+        row = self._one("SELECT tenant, sess, artifact_id, summary, content, sha256, chars, created_us, expires_us "
+                        "FROM artifacts WHERE tenant = ? AND sess = ? AND artifact_id = ?", (tenant, session, artifact_id))
+        return None if row is None else tuple(row)
+
+    def _delete_artifact(self, tenant: str, session: str, artifact_id: str) -> bool:
+        with self._tx(write=True) as q:
+            return q("DELETE FROM artifacts WHERE tenant = ? AND sess = ? AND artifact_id = ?",
+                     (tenant, session, artifact_id)).rowcount > 0
+
+    # -- ledgers ---------------------------------------------------------------------------------------
+    def _ledger_open(self, tenant: str, session: str, task: str, limits: tuple) -> tuple[int, tuple]:
+        with self._tx(write=True) as q:
+            q(f"INSERT INTO ledgers (tenant, sess, task, {', '.join(LIMITS)}, {', '.join(COUNTERS)}) VALUES "
+              f"(?, ?, ?{', ?' * len(LIMITS)}{', 0' * len(COUNTERS)}) ON CONFLICT (tenant, sess, task) DO NOTHING",
+              (tenant, session, task, *limits))
+            row = q.one(f"SELECT lid, {', '.join(LIMITS)} FROM ledgers WHERE tenant = ? AND sess = ? AND task = ?",
+                        (tenant, session, task))
+        return row[0], tuple(row[1:])
+
+    @contextmanager
+    def _ledger_txn(self, lid: int):
+        with self._tx(write=True) as q:
+            row = q.one(f"SELECT {', '.join(COUNTERS)} FROM ledgers WHERE lid = ?{self.FOR_UPDATE}", (lid,))
+            yield _LedgerTxn(q, lid, tuple(row))
+
+    def _ledger_counters(self, lid: int) -> dict[str, int]:
+        return dict(zip(COUNTERS, self._one(f"SELECT {', '.join(COUNTERS)} FROM ledgers WHERE lid = ?", (lid,))))
+
+    def _ledger_entries(self, lid: int) -> list[tuple]:
+        return [tuple(r) for r in self._all(f"SELECT {ENTRY_COLUMNS} FROM ledger_entries WHERE lid = ? ORDER BY step",
+                                            (lid,))]
+
+    def _ledger_reads(self, lid: int, doc_id: str | None = None) -> list[tuple[str, str, int, int, str]]:
+        sql = ("SELECT read_doc_id, read_revision, read_start, read_end, read_sha256 FROM ledger_entries "
+               "WHERE lid = ? AND charged = 1 AND read_doc_id IS NOT NULL")
+        params: tuple = (lid,)
+        if doc_id is not None:
+            sql, params = sql + " AND read_doc_id = ?", (lid, doc_id)
+        return [tuple(r) for r in self._all(sql + " ORDER BY step", params)]  # type: ignore[misc]
+
+    # -- workspaces ------------------------------------------------------------------------------------
+    @contextmanager
+    def _ws_txn(self, tenant: str, session: str):
+        with self._tx(write=True) as q:
+            self._lock_key(q, "workspace", tenant, session)
+            yield _WorkspaceTxn(q, tenant, session)
+
+    def _ws_state(self, tenant: str, session: str) -> tuple[int, int, int] | None:
+        row = self._one("SELECT created_us, expires_us, version FROM workspaces WHERE tenant = ? AND sess = ?",
+                        (tenant, session))
+        return None if row is None else tuple(row)  # type: ignore[return-value]
+
+    def _ws_files(self, tenant: str, session: str) -> list[tuple]:
+        with self._tx() as q:
+            return _WorkspaceTxn(q, tenant, session).files()
+
+    def _ws_file(self, tenant: str, session: str, path: str) -> tuple | None:
+        row = self._one("SELECT path, kind, revision, summary, body, sha256, chars, updated_us FROM workspace_files "
+                        "WHERE tenant = ? AND sess = ? AND path = ?", (tenant, session, path))
+        return None if row is None else tuple(row)
+
+
+SCHEMA_VERSION = "1"
+
+
+def schema(id_column: str) -> list[str]:
+    """The tables both SQL backends share; ``id_column`` is the dialect's auto-increment key."""
+    return [
+        "CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        f"CREATE TABLE IF NOT EXISTS snapshots (snap_id {id_column}, tenant TEXT NOT NULL, sess TEXT NOT NULL, "
+        "query TEXT NOT NULL, ready INTEGER NOT NULL, created_us BIGINT NOT NULL, expires_us BIGINT NOT NULL)",
+        "CREATE UNIQUE INDEX IF NOT EXISTS snapshots_key ON snapshots (tenant, sess, query) WHERE ready = 1",
+        "CREATE INDEX IF NOT EXISTS snapshots_expiry ON snapshots (expires_us)",
+        "CREATE TABLE IF NOT EXISTS documents (snap_id BIGINT NOT NULL, doc_no INTEGER NOT NULL, doc_id TEXT NOT NULL, "
+        "title TEXT NOT NULL, revision TEXT NOT NULL, chars BIGINT NOT NULL, bytes BIGINT NOT NULL, "
+        "sha256 TEXT NOT NULL, preview TEXT NOT NULL, access TEXT, PRIMARY KEY (snap_id, doc_no), "
+        "UNIQUE (snap_id, doc_id))",
+        f"CREATE TABLE IF NOT EXISTS chunks (chunk_id {id_column}, snap_id BIGINT NOT NULL, doc_no INTEGER NOT NULL, "
+        "chunk_no INTEGER NOT NULL, body TEXT NOT NULL, sha256 TEXT NOT NULL, UNIQUE (snap_id, doc_no, chunk_no))",
+        "CREATE TABLE IF NOT EXISTS artifacts (tenant TEXT NOT NULL, sess TEXT NOT NULL, artifact_id TEXT NOT NULL, "
+        "summary TEXT NOT NULL, content TEXT NOT NULL, sha256 TEXT NOT NULL, chars BIGINT NOT NULL, "
+        "created_us BIGINT NOT NULL, expires_us BIGINT NOT NULL, PRIMARY KEY (tenant, sess, artifact_id))",
+        f"CREATE TABLE IF NOT EXISTS ledgers (lid {id_column}, tenant TEXT NOT NULL, sess TEXT NOT NULL, "
+        "task TEXT NOT NULL, " + ", ".join(f"{c} BIGINT" for c in LIMITS) + ", "
+        + ", ".join(f"{c} BIGINT NOT NULL" for c in COUNTERS) + ", UNIQUE (tenant, sess, task))",
+        "CREATE TABLE IF NOT EXISTS ledger_entries (lid BIGINT NOT NULL, step BIGINT NOT NULL, tool TEXT NOT NULL, "
+        "status TEXT NOT NULL, chars BIGINT NOT NULL, bytes BIGINT NOT NULL, tokens BIGINT NOT NULL, "
+        "charged INTEGER NOT NULL, read_doc_id TEXT, read_revision TEXT, read_start BIGINT, read_end BIGINT, "
+        "read_sha256 TEXT, reason TEXT, covered_doc_id TEXT, covered_start BIGINT, covered_end BIGINT, "
+        "PRIMARY KEY (lid, step))",
+        "CREATE TABLE IF NOT EXISTS workspaces (tenant TEXT NOT NULL, sess TEXT NOT NULL, created_us BIGINT NOT NULL, "
+        "expires_us BIGINT NOT NULL, version BIGINT NOT NULL, PRIMARY KEY (tenant, sess))",
+        "CREATE TABLE IF NOT EXISTS workspace_files (tenant TEXT NOT NULL, sess TEXT NOT NULL, path TEXT NOT NULL, "
+        "kind TEXT NOT NULL, revision BIGINT NOT NULL, summary TEXT NOT NULL, body TEXT NOT NULL, "
+        "sha256 TEXT NOT NULL, chars BIGINT NOT NULL, updated_us BIGINT NOT NULL, PRIMARY KEY (tenant, sess, path))",
+    ]
+
+
+def migrate(q: Q, statements: list[str]) -> None:
+    """Create the schema if missing (inside the caller's locked transaction); refuse another version."""
+    for sql in statements:
+        q(sql)
+    row = q.one("SELECT value FROM store_meta WHERE key = 'schema_version'")
+    if row is None:
+        q("INSERT INTO store_meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+    elif row[0] != SCHEMA_VERSION:
+        raise RuntimeError(f"store schema version {row[0]} is not {SCHEMA_VERSION}: migrate it first")

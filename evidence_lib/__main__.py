@@ -22,6 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("article", help="run the article's experiment in a temporary directory and print the table")
     fig = sub.add_parser("figures", help="write the article's figures (PNG and SVG)")
     fig.add_argument("--out", default="figures", help="output directory (default: figures)")
+    aud = sub.add_parser("audit", help="audit an exported conversation (LangChain or OpenAI messages, JSON)")
+    aud.add_argument("history", help="HISTORY.json; exit 0: no findings, 1: findings, 2: unreadable file")
+    aud.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
     if args.command == "article":
         from .experiment import run_article
@@ -33,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
 
         for path in write_figures(args.out):
             print(path)
+    elif args.command == "audit":
+        from .agent.audit import main as audit_main
+
+        return audit_main(args.history, as_json=args.json)
     return 0
 
 

@@ -191,9 +191,13 @@ class CarefulReader:
         cites = self.citations()
         if not cites:
             term, hits = self.located()
-            why = (f"the budget ran out before the located text was read ({len(hits)} position(s) found)" if hits
-                   else f"no literal match for {', '.join(self.tried()) or 'any keyword'}; this does not show the "
-                        "rule is absent")
+            stop = self.exhausted()
+            if stop is not None:
+                why = (f"the budget ran out ({stop.reason}) with {len(hits)} located position(s) and none of them "
+                       "read")
+            else:
+                why = (f"no literal match for {', '.join(self.tried()) or 'any keyword'}; this does not show the "
+                       "rule is absent")
             return AIMessage(content=insufficient_answer(why))
         prose = " ".join(f"{' '.join(q.split())} [{n}]" for n, (*_, q) in enumerate(cites, 1))
         return AIMessage(content=format_answer(prose, cites))

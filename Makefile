@@ -15,7 +15,8 @@ LAB_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
 RUN_NBVAL = ws=$$(mktemp -d) && trap 'rm -rf "$$ws"' EXIT && trap 'exit 130' INT TERM && \
             EVIDENCE_WORKSPACE="$$ws" $(BIN)/python -m pytest -q $(NBVAL) notebooks
 
-.PHONY: setup fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help
+.PHONY: setup fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help \
+        postgres-up postgres-down test-store bench-store
 
 help:
 	@echo "make lab            open JupyterLab on notebooks/ (sets everything up first)"
@@ -25,6 +26,9 @@ help:
 	@echo "make execute        re-execute notebooks in place in a fresh kernel (NB=path/to/one.ipynb for one)"
 	@echo "make bench          run the benchmarks under bench/ (writes JSON to bench/results/)"
 	@echo "make article        print the article's result table as JSON"
+	@echo "make postgres-up    start a local PostgreSQL for the store tests (then export EVIDENCE_PG_DSN=...)"
+	@echo "make test-store     the store's contract tests on memory, SQLite and PostgreSQL (starts/stops the server)"
+	@echo "make bench-store    the store's scale benchmark (bench/results/store.json and .png; QUICK=1 for a smoke run)"
 
 $(STAMP): pyproject.toml
 	@if [ ! -x $(BIN)/python ]; then \
@@ -35,7 +39,7 @@ $(STAMP): pyproject.toml
 	   || { echo "setup: could not create $(VENV) (Debian/Ubuntu: apt-get install python3-venv)"; rm -rf $(VENV); exit 1; }; \
 	 else echo "setup 1/3: reusing the virtual environment $(VENV) (pyproject.toml changed since the last install)"; fi
 	@echo "setup 2/3: installing evidence-lib with its notebook, test and browser packages (first time: about 1 to 1.5 minutes)"
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test,browser]'
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test,browser,bench]'
 	@touch $(STAMP)
 	@echo "setup 3/3: installed"
 
@@ -85,3 +89,18 @@ article: setup
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+
+# The production store (notebook 11). PostgreSQL runs as its own system user on a free loopback port.
+postgres-up:
+	@bash scripts/postgres.sh up >/dev/null && echo "export EVIDENCE_PG_DSN=$$(bash scripts/postgres.sh dsn)"
+
+postgres-down:
+	@bash scripts/postgres.sh down
+
+test-store: setup
+	@dsn=$$(bash scripts/postgres.sh up | tail -1) && trap 'bash scripts/postgres.sh down' EXIT && \
+	  EVIDENCE_PG_DSN="$$dsn" $(BIN)/python -m pytest -q tests/store
+
+bench-store: setup
+	@dsn=$${EVIDENCE_PG_DSN:-$$(bash scripts/postgres.sh up | tail -1)} && \
+	  EVIDENCE_PG_DSN="$$dsn" $(BIN)/python bench/bench_store.py $(if $(QUICK),--quick) $(BENCH_ARGS)

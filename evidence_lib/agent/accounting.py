@@ -28,7 +28,7 @@ from .models import CarefulReader, sentence_around
 from .prompt import format_answer
 
 __all__ = ["DUMP_SYSTEM_PROMPT", "PARTS", "Accounting", "CallCost", "Counts", "DumpReader", "PaddedReader",
-           "account", "break_even", "dump_tools", "schema_text", "snippet_corpus"]
+           "account", "break_even", "dump_tools", "padded_totals", "run_dump", "schema_text", "snippet_corpus"]
 
 PARTS = ("system", "schemas", "user", "tool_args", "tool_outputs", "wrappers", "answer")
 
@@ -150,9 +150,9 @@ def account(messages: Sequence[BaseMessage], tools: Sequence[BaseTool], label: s
     return out
 
 
-def break_even(dump: Counts, totals: Sequence[Counts], unit: str = "bytes") -> int | None:
-    """The first ``n`` whose ``totals[n]`` costs more than ``dump`` in ``unit``, or ``None`` within the range."""
-    return next((n for n, t in enumerate(totals) if getattr(t, unit) > getattr(dump, unit)), None)
+def break_even(dump: Counts, totals: Sequence[tuple[int, Counts]], unit: str = "bytes") -> int | None:
+    """The first ``n`` of ``(n, total)`` pairs whose total costs more than ``dump`` in ``unit``, else ``None``."""
+    return next((n for n, t in totals if getattr(t, unit) > getattr(dump, unit)), None)
 
 
 # -- the baseline: one tool that dumps every candidate's full text ---------------------------
@@ -214,3 +214,35 @@ def snippet_corpus() -> list[Document]:
     from ..corpus import ANSWER, FILLER, NO_ANSWER, REVISION
 
     return [Document(f"s{i}", f"snippet {i}", REVISION, text) for i, text in enumerate([FILLER, ANSWER, NO_ANSWER])]
+
+
+# -- measured runs: the dump, the protocol, and the protocol padded with reads nobody needed ---------------
+def run_dump(docs: Sequence[Document], terms: Sequence[str], question: str) -> tuple[list[BaseMessage], Accounting]:
+    """The baseline conversation (one retrieval of every full text, then the answer), measured."""
+    from .loop import run_loop
+    from .models import PolicyChatModel
+
+    tools = dump_tools(docs)
+    result = run_loop(PolicyChatModel(reader=DumpReader(terms)), tools, question, system_prompt=DUMP_SYSTEM_PROMPT)
+    return result.messages, account(result.messages, tools, "dump")
+
+
+def padded_totals(root: str | Path, mode: str, extras: Sequence[int], docs: Sequence[Document] | None = None,
+                  terms: Sequence[str] = ("单批上限",), question: str | None = None) -> list[tuple[int, Counts]]:
+    """Cumulative cost of the careful run plus ``n`` unneeded reads (or idle turns), for each ``n`` in ``extras``.
+
+    No budget and no idle stop here: this measures what the budget and the stop rules exist to prevent.
+    """
+    from ..corpus import QUESTION
+    from .loop import LoopRules
+    from .tasks import UNLIMITED, run_reader
+
+    rules = LoopRules(max_turns=max(extras, default=0) + 8, max_calls_per_message=max(extras, default=0) + 4,
+                      max_idle_rounds=10**6)
+    out = []
+    for n in extras:
+        run = run_reader(PaddedReader(terms, extra=n, mode=mode), Path(root) / f"{mode}-{n}",
+                         list(docs) if docs is not None else None, budget=UNLIMITED, rules=rules,
+                         question=question or QUESTION)
+        out.append((n, account(run.messages, run.tools).total))
+    return out

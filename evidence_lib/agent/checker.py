@@ -173,8 +173,10 @@ def _call_findings(messages: Sequence[BaseMessage], all_steps: list[Step],
         # call_after_budget_exhausted
         stop = next((s for s in here if s.error == "budget_exhausted" and (s.reason in TASK_WIDE or s.reason is None)),
                     None)
-        closed = {s.args.get("doc_id"): s.result_index for s in here
-                  if s.error == "budget_exhausted" and s.reason == "reads_per_doc" and s.args}
+        closed: dict[Any, int] = {}
+        for s in here:
+            if s.error == "budget_exhausted" and s.reason == "reads_per_doc" and s.args:
+                closed.setdefault(s.args.get("doc_id"), s.result_index or 0)  # the first refusal closes the doc
         flagged: set[int] = set()
         for s in here:
             late_task = stop is not None and s.call_index > (stop.result_index or 0)

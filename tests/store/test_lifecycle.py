@@ -170,8 +170,8 @@ def test_the_workspace_is_read_through_the_evidence_tools_with_an_entry_file(est
         assert path in entry["text"]
     assert json.loads(call(tools, "locate_evidence", {"term": "上限"}).content) == [
         {"doc_id": "notes/d03", "offset": 20}, {"doc_id": "plan.md", "offset": 10}]
-    page = json.loads(call(tools, "read_evidence", {"doc_id": "notes/d03", "offset": 18, "limit": 17}).content)
-    assert (page["text"], page["revision"], page["start"], page["end"]) == ("单批上限为200条，超时设为30秒。", "r1", 18, 35)
+    page = json.loads(call(tools, "read_evidence", {"doc_id": "notes/d03", "offset": 18, "limit": 18}).content)
+    assert (page["text"], page["revision"], page["start"], page["end"]) == ("单批上限为200条，超时设为30秒。", "r1", 18, 36)
     # a file rewritten between its entry and its read is refused, like changed evidence
     e = ws.entry("plan.md", ACME)
     ws.write_plan("1. (rewritten)")

@@ -66,7 +66,7 @@ class TaskWorkspace:
             txn.put((path, kind_of(path), rev, summary, text, sha256_text(text), len(text), now))
             self._rewrite_entry(txn, created, now, version + 1)
         self._seen = True
-        return self.entry(path, self.principal)
+        return self._entry(self.store._ws_file(self.tenant, self.session, path))  # not "served" to a reader
 
     def write_plan(self, text: str, *, summary: str = "the plan: steps and what is done") -> IndexEntry:
         return self.write("plan.md", text, summary=summary)

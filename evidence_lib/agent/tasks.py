@@ -116,11 +116,15 @@ class Run:
 
 def run_reader(reader: CarefulReader, root: str | Path, docs: list[Document] | None = None, *,
                budget: Budget | None = None, rules: LoopRules = LoopRules(), question: str = QUESTION,
-               history: list[BaseMessage] | None = None, **loop_kw: Any) -> Run:
-    """Index ``docs`` (the article corpus by default) under ``root`` and run ``reader`` on ``question``."""
+               history: list[BaseMessage] | None = None, profile: str = "article", **loop_kw: Any) -> Run:
+    """Index ``docs`` (the article corpus by default) under ``root`` and run ``reader`` on ``question``.
+
+    ``profile`` other than ``"article"`` is passed to ``evidence_tools`` (the compact profile's hook).
+    """
     index = EvidenceIndex.build(docs if docs is not None else article_corpus(), root)
     ledger = Ledger(budget or Budget())
-    tools = evidence_tools(index, ledger=ledger)
+    extra = {} if profile == "article" else {"profile": profile}
+    tools = evidence_tools(index, ledger=ledger, **extra)
     result = run_loop(PolicyChatModel(reader=reader), tools, question, rules=rules, history=history, **loop_kw)
     return Run(result, ledger, index, tools)
 

@@ -1,0 +1,75 @@
+"""evidence_lib.agent.accounting: the whole context per model call; break-even; the create_agent harness."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from evidence_lib import QUESTION, article_corpus, evidence_tools
+from evidence_lib.agent import CarefulReader, PolicyChatModel, check_history, parse_answer
+from evidence_lib.agent.accounting import PARTS, Counts, account, break_even, padded_totals, run_dump, snippet_corpus
+from evidence_lib.agent.tasks import ARTICLE_TERMS, run_reader
+
+
+@pytest.fixture(scope="module")
+def dump():
+    return run_dump(article_corpus(), ARTICLE_TERMS, QUESTION)[1]
+
+
+def test_dump_conversation_carries_the_156982_byte_dump(dump):
+    assert [c.returned for c in dump.calls] == ["1 tool call", "final answer"]
+    assert dump.parts()["tool_outputs"].bytes == 156_982
+
+
+def test_parts_add_up_to_the_cumulative_total(tmp_path, dump):
+    run = run_reader(CarefulReader(ARTICLE_TERMS), tmp_path)
+    acc = account(run.messages, run.tools, "protocol")
+    assert len(acc.calls) == 4 and set(acc.parts()) == set(PARTS)
+    total = Counts()
+    for part in acc.parts().values():
+        total += part
+    assert total == acc.total  # every byte and token is in exactly one part
+    assert acc.parts()["schemas"].bytes == 4 * acc.calls[0].parts["schemas"].bytes  # sent on every call
+    assert acc.total.bytes < dump.total.bytes and acc.total.tokens < dump.total.tokens
+
+
+def test_extra_turns_reach_a_break_even(tmp_path, dump):
+    totals = padded_totals(tmp_path, "turns", range(0, 12))
+    n = break_even(dump.total, totals, "bytes")
+    assert n is not None and 0 < n < 12
+    assert [t.bytes for _, t in totals] == sorted(t.bytes for _, t in totals)
+
+
+def test_three_short_snippets_are_cheaper_returned_directly(tmp_path):
+    docs = snippet_corpus()
+    direct = run_dump(docs, ARTICLE_TERMS, QUESTION)[1]
+    run = run_reader(CarefulReader(ARTICLE_TERMS), tmp_path, docs)
+    assert parse_answer(run.result.answer).citations and check_history(run.messages) == []
+    assert account(run.messages, run.tools).total.bytes > direct.total.bytes
+
+
+def test_compact_profile_full_context_accounting(tmp_path):
+    """Hook for the compact profile: needs profile="compact" in evidence_tools and a compact parser for the reader."""
+    from evidence_lib.agent.history import OUTPUT_PARSERS
+
+    if "profile" not in inspect.signature(evidence_tools).parameters or not OUTPUT_PARSERS:
+        pytest.skip("compact profile not wired into evidence_lib.agent yet (register a parser in OUTPUT_PARSERS)")
+    run = run_reader(CarefulReader(ARTICLE_TERMS), tmp_path, profile="compact")
+    article = run_reader(CarefulReader(ARTICLE_TERMS), tmp_path / "article")
+    assert check_history(run.messages) == []
+    assert account(run.messages, run.tools).total.tokens < account(article.messages, article.tools).total.tokens
+
+
+def test_create_agent_runs_the_same_tools_with_the_same_outcome(tmp_path):
+    pytest.importorskip("langchain.agents")
+    from evidence_lib import EvidenceIndex, Ledger
+    from evidence_lib.agent.harness import run_create_agent
+
+    index = EvidenceIndex.build(article_corpus(), tmp_path)
+    ledger = Ledger()
+    messages = run_create_agent(PolicyChatModel(reader=CarefulReader(ARTICLE_TERMS)),
+                                evidence_tools(index, ledger=ledger), QUESTION)
+    loop = run_reader(CarefulReader(ARTICLE_TERMS), tmp_path / "loop")
+    assert messages[-1].content == loop.result.answer and check_history(messages) == []
+    assert ledger.totals() == loop.ledger.totals()

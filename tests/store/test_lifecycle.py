@@ -179,6 +179,9 @@ def test_the_workspace_is_read_through_the_evidence_tools_with_an_entry_file(est
         ws.snapshot("plan.md", ACME)
     assert ws.entry("plan.md", ACME).revision == "r2" != e.revision
     assert ws.delete("results/limits.json") and not ws.delete(ENTRY_PATH)
+    with pytest.raises(EvidenceError, match="evidence_changed"):  # ENTRY.md changed since it was served
+        ws.snapshot(ENTRY_PATH, ACME)
+    ws.entry(ENTRY_PATH, ACME)  # what a new search + read does
     assert "results/limits.json" not in ws.snapshot(ENTRY_PATH, ACME).text
     with pytest.raises(ValueError, match="workspace paths"):
         ws.write("../etc/passwd", "x")

@@ -15,7 +15,7 @@ LAB_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
 RUN_NBVAL = ws=$$(mktemp -d) && trap 'rm -rf "$$ws"' EXIT && trap 'exit 130' INT TERM && \
             EVIDENCE_WORKSPACE="$$ws" $(BIN)/python -m pytest -q $(NBVAL) notebooks
 
-.PHONY: setup fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help \
+.PHONY: bench-eval setup fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help \
         postgres-up postgres-down test-store bench-store
 
 help:
@@ -100,6 +100,14 @@ postgres-down:
 test-store: setup
 	@dsn=$$(bash scripts/postgres.sh up | tail -1) && trap 'bash scripts/postgres.sh down' EXIT && \
 	  EVIDENCE_PG_DSN="$$dsn" $(BIN)/python -m pytest -q tests/store
+
+# The reading flows side by side with LangChain Deep Agents (a benchmark-only extra in its own venv).
+BENCH_VENV ?= .venv-bench
+bench-eval:
+	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	@echo "bench-eval: installing the series with its deepagents extra into $(BENCH_VENV)"
+	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[deepagents]'
+	$(BENCH_VENV)/bin/python bench/eval_compare.py
 
 bench-store: setup
 	@dsn=$${EVIDENCE_PG_DSN:-$$(bash scripts/postgres.sh up | tail -1)} && \

@@ -19,7 +19,16 @@ def _prog() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=_prog(), description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("article", help="run the article's experiment in a temporary directory and print the table")
+    art = sub.add_parser("article", help="run the article's experiment in a temporary directory and print the table")
+    art.add_argument("--profile", choices=("article", "compact"), default="article",
+                     help="reply format of the tools (default: article, the article's byte-exact JSON)")
+    ev = sub.add_parser("eval", help="run the reading flows side by side on a corpus and a QA file")
+    ev.add_argument("--corpus", required=True, help="'pydoc' (Python's documentation topics) or a folder of .txt files")
+    ev.add_argument("--qa", required=True, help="QA.json: a list of items, or {corpus_sha256, items}")
+    ev.add_argument("--out", required=True, help="where to write the results (JSON)")
+    ev.add_argument("--revision", default=None, help="revision label for a folder corpus (default: sha256[:12] per file)")
+    ev.add_argument("--flows", default=None,
+                    help="comma-separated subset of dump_top5,article,compact,no_help,deepagents (default: all)")
     fig = sub.add_parser("figures", help="write the article's figures (PNG and SVG)")
     fig.add_argument("--out", default="figures", help="output directory (default: figures)")
     aud = sub.add_parser("audit", help="audit an exported conversation (LangChain or OpenAI messages, JSON)")
@@ -29,8 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "article":
         from .experiment import run_article
 
-        json.dump(run_article(), sys.stdout, ensure_ascii=False, indent=2)
+        json.dump(run_article(profile=args.profile), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
+    elif args.command == "eval":
+        from .eval.cli import main as eval_main
+
+        return eval_main(args)
     elif args.command == "figures":
         from .figures import write_figures
 

@@ -58,6 +58,7 @@ class LedgerEntry:
     read: ReadRecord | None = None
     reason: str | None = None  # for budget_exhausted: which limit ran out
     covered: tuple[str, int, int] | None = None  # for already_read: the range asked for
+    excerpts: tuple[ReadRecord, ...] = ()  # text served by a compact locate (cited windows), also reads
 
     @property
     def refused(self) -> bool:
@@ -78,7 +79,13 @@ class Ledger:
 
     @property
     def reads(self) -> list[ReadRecord]:
-        return [e.read for e in self.charged if e.read is not None]
+        """Every range of document text the model was served (pages and excerpts), in order."""
+        out = []
+        for e in self.charged:
+            if e.read is not None:
+                out.append(e.read)
+            out.extend(e.excerpts)
+        return out
 
     @property
     def refusals(self) -> list[LedgerEntry]:
@@ -116,7 +123,7 @@ class Ledger:
         if b.max_calls is not None and len(self.charged) >= b.max_calls:
             raise self._exhausted("calls")
         if doc_id is not None and b.max_reads_per_doc is not None:
-            if Counter(r.doc_id for r in self.reads)[doc_id] >= b.max_reads_per_doc:
+            if Counter(e.read.doc_id for e in self.charged if e.read is not None)[doc_id] >= b.max_reads_per_doc:
                 raise self._exhausted("reads_per_doc")
 
     def check_refusals(self) -> None:
@@ -132,7 +139,8 @@ class Ledger:
 
     def charge(self, tool: str, content: str, *, status: str = "ok",
                read: tuple[str, str, int, int, str] | None = None,
-               covered: tuple[str, int, int] | None = None) -> None:
+               covered: tuple[str, int, int] | None = None,
+               excerpts: list[tuple[str, str, int, int, str]] | tuple = ()) -> None:
         """Record ``content`` as returned, or refuse it whole if it would overrun a limit."""
         size = {"chars": len(content), "bytes": utf8_bytes(content), "tokens": cl100k_tokens(content)}
         spent, limits = self.totals(), self.limits()
@@ -140,7 +148,8 @@ class Ledger:
             if limits[unit] is not None and spent[unit] + size[unit] > limits[unit]:
                 raise self._exhausted(unit)
         self.entries.append(LedgerEntry(len(self.entries) + 1, tool, status, **size,
-                                        read=ReadRecord(*read) if read else None, covered=covered))
+                                        read=ReadRecord(*read) if read else None, covered=covered,
+                                        excerpts=tuple(ReadRecord(*x) for x in excerpts)))
 
     def refused(self, tool: str, error: EvidenceError) -> None:
         """Record a refused call: never charged, but its error message did enter the context."""

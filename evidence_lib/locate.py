@@ -27,6 +27,7 @@ class LocateOptions:
     """How ``locate_evidence`` behaves; the defaults are the article's teaching version."""
 
     max_positions: int = 5
+    max_doc_matches: int = 20  # per batch when locate is restricted to one doc_id (a retriever or compact tools)
     max_term_chars: int = 64
     paged: bool = False  # every match, ``max_positions`` per batch, with ``next_cursor``
     normalization: Literal["none", "NFC"] = "none"

@@ -31,7 +31,7 @@ PROFILES: tuple[Profile, ...] = ("article", "compact")
 SHORT_SHA = 12
 #: How far an excerpt may reach back to the start of the sentence holding a match, and forward to its end.
 WINDOW_BEFORE, WINDOW_AFTER = 160, 240
-_BOUNDARIES = ("\n", "。", "！", "？", "；", ". ", "! ", "? ")
+_SENTENCE_END = re.compile(r"[。！？；]|[.!?](?=\s)|\n[ \t]*\n")
 COMPACT_TITLE_CHARS = 80
 
 
@@ -55,20 +55,20 @@ class Excerpt:
 def window(text: str, start: int, end: int) -> tuple[int, int]:
     """A sentence-bounded ``[s, e)`` around ``text[start:end]``: back to a sentence start, forward to its end.
 
-    It reaches at most ``WINDOW_BEFORE`` characters back and ``WINDOW_AFTER`` forward; a line break or a
-    sentence's closing punctuation (。！？；. ! ?) bounds it.
+    A sentence ends at 。！？； or at ``. ! ?`` before white space, and a blank line ends a paragraph (a single
+    line break is only wrapping). The window reaches at most ``WINDOW_BEFORE`` characters back and
+    ``WINDOW_AFTER`` forward, and never starts or ends in white space.
     """
     lo, hi = max(0, start - WINDOW_BEFORE), min(len(text), end + WINDOW_AFTER)
     s = lo
-    for b in _BOUNDARIES:
-        i = text.rfind(b, lo, start)
-        if i >= 0:
-            s = max(s, i + len(b))
-    e = hi
-    for b in _BOUNDARIES:
-        i = text.find(b, end, hi)
-        if i >= 0:
-            e = min(e, i + (0 if b == "\n" else 1))
+    for m in _SENTENCE_END.finditer(text, lo, start):
+        s = m.end()
+    m = _SENTENCE_END.search(text, end, hi)
+    e = (m.start() if m[0].startswith("\n") else m.end()) if m else hi
+    while s < start and text[s].isspace():
+        s += 1
+    while e > end and text[e - 1].isspace():
+        e -= 1
     return min(s, start), max(e, end)
 
 
@@ -94,15 +94,16 @@ def compact_manifest(rows: Sequence[tuple[str, str]], first: int, total: int, ne
 
 
 def compact_locate(term: str, blocks: Sequence[tuple[str, str, str, bool, Sequence[tuple[int, int, str]]]],
-                   doc_id: str | None, first: int, total: int, next_cursor: int | None) -> str:
-    """Excerpt blocks: ``(doc_id, revision, sha256, first_time, [(start, end, text), ...])``."""
+                   doc_id: str | None, first: int, total: int, next_cursor: int | None, shown: int) -> str:
+    """Excerpt blocks ``(doc_id, revision, sha256, first_time, [(start, end, text), ...])`` for ``shown`` matches
+    (overlapping excerpts are merged, so a block may hold fewer excerpts than matches)."""
     scope = f" in {_token(doc_id)}" if doc_id is not None else ""
-    shown = sum(len(b[4]) for b in blocks)
     if total == 0:
         return (f"locate {json.dumps(term, ensure_ascii=False)}{scope}: no literal match (not evidence that the "
                 "answer is absent; try another word)")
     if doc_id is None:
-        head = f"locate {json.dumps(term, ensure_ascii=False)}: {shown} match{'es' if shown != 1 else ''}"
+        head = (f"locate {json.dumps(term, ensure_ascii=False)}: first match in {shown} document"
+                f"{'s' if shown != 1 else ''}" + (f" ({first + 1}-{first + shown})" if first else ""))
     else:
         head = f"locate {json.dumps(term, ensure_ascii=False)}{scope}: matches {first + 1}-{first + shown} of {total}"
     if next_cursor is not None:

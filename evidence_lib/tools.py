@@ -214,7 +214,7 @@ class _Session:
             self.ledger.admit("locate_evidence")
         if entry is not None:  # every match in one document, with a cursor
             every = list(self.index.find(term, [entry.doc_id], self.principal, first_only=False, options=opts))
-            chunk, nxt = batch(every, cursor, opts.max_positions)
+            chunk, nxt = batch(every, cursor, opts.max_doc_matches)
             if self.profile == "compact":
                 return self._excerpts(term, chunk, entry.doc_id, cursor, len(every), nxt)
             body: dict[str, Any] = {"term": term, "doc_id": entry.doc_id, "matches": [o for _, o in chunk],
@@ -224,9 +224,10 @@ class _Session:
             return self._charge("locate_evidence", to_json(body))
         doc_ids = [e.doc_id for e in self.readable()]
         hits = self.index.find(term, doc_ids, self.principal, first_only=not opts.paged, options=opts)
-        if self.profile == "compact":
-            chunk = list(islice(hits, opts.max_positions)) if not opts.paged else list(hits)
-            chunk, nxt = (chunk, None) if not opts.paged else batch(chunk, cursor, opts.max_positions)
+        if self.profile == "compact":  # the first match per document, a batch of documents at a time
+            ahead = list(islice(hits, cursor + opts.max_positions + 1))
+            chunk = ahead[cursor: cursor + opts.max_positions]
+            nxt = cursor + len(chunk) if len(ahead) > cursor + len(chunk) else None
             return self._excerpts(term, chunk, None, cursor, len(chunk), nxt)
         return self._charge("locate_evidence", to_json(shape(hits, term, opts, cursor=cursor)))
 
@@ -248,7 +249,7 @@ class _Session:
                 blocks[-1][4].append((s, e, snap.text[s:e]))
         for d, rev, sha, _, spans in blocks:
             reads.extend((d, rev, s, e, sha) for s, e, _ in spans)
-        content = compact_locate(term, blocks, doc_id, cursor, total, nxt)
+        content = compact_locate(term, blocks, doc_id, cursor, total, nxt, len(hits))
         return self._charge("locate_evidence", content, excerpts=reads)
 
     # -- read -----------------------------------------------------------------------------
@@ -306,7 +307,7 @@ COMPACT_SEARCH_DESCRIPTION = (
 def locate_description(opts: LocateOptions, profile: Profile = "article") -> str:
     """What ``locate_evidence`` does under ``opts``, in the words the model reads."""
     term = f"a literal keyword (1-{opts.max_term_chars} characters)"
-    one = (f" With doc_id, every occurrence in that one document, {opts.max_positions} per batch, with a cursor.")
+    one = (f" With doc_id, every occurrence in that one document, {opts.max_doc_matches} per batch, with a cursor.")
     if profile == "compact":
         return (f"Find {term} in the evidence you may read and return a short excerpt (the sentence around it) for the "
                 f"first match in each document, at most {opts.max_positions}." + one + " Each block starts with "
@@ -325,7 +326,7 @@ def locate_description(opts: LocateOptions, profile: Profile = "article") -> str
 def _article_locate_description(opts: LocateOptions) -> str:
     """The fixed-index article tool: no ``doc_id`` restriction to describe."""
     return locate_description(opts).replace(
-        f" With doc_id, every occurrence in that one document, {opts.max_positions} per batch, with a cursor.", "")
+        f" With doc_id, every occurrence in that one document, {opts.max_doc_matches} per batch, with a cursor.", "")
 
 
 READ_DESCRIPTION = (

@@ -1,0 +1,156 @@
+"""``python -m evidence_lib eval``: the flows side by side on a corpus and a QA file. Taught in notebook 08.
+
+``--corpus pydoc`` is Python's documentation topics; ``--corpus DIR`` a folder of UTF-8 ``.txt`` files.
+The QA file is a list of items (``id, question, doc_id, answer_span, start, end, locate_term``; other
+keys ignored) or ``{"corpus_sha256": ..., "items": [...]}``; every span is checked against the corpus
+first, and a mismatch is an error naming the item.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.documents import Document as LCDocument
+
+from ..corpus import Document
+from ..index import EvidenceIndex
+from ..retrieval.bm25 import BM25Retriever, recall_at_k
+from ..retrieval.corpora import folder_corpus, pydoc_corpus
+from ..retrieval.snapshot import RetrieverSource
+from . import deepagents_flow
+from .flows import HELP, PROVES, MAX_CALLS, dump_flow, no_help_flow, protocol_flow
+from .qa_check import check_items, corpus_sha256
+
+FLOWS = ("dump_top5", "article", "compact", "no_help", "deepagents")
+RETRIEVER_K = 20
+
+
+class QAError(ValueError):
+    """The QA file does not fit the corpus: every message names the item."""
+
+
+def load_corpus(corpus: str, revision: str | None = None) -> tuple[str, list[Document]]:
+    """``("pydoc", docs)`` or ``(folder name, docs)``."""
+    if corpus == "pydoc":
+        return "pydoc", pydoc_corpus()
+    return Path(corpus).name, folder_corpus(corpus, revision)
+
+
+def load_qa(path: str | Path, docs: Sequence[Document]) -> list[dict[str, Any]]:
+    """The QA items, checked against ``docs`` (spans, ids, terms; the corpus hash when the file carries one)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise QAError(f"{path}: cannot read a JSON QA file ({type(e).__name__}: {e})") from None
+    texts = {d.doc_id: d.text for d in docs}
+    if isinstance(data, Mapping):
+        items = data.get("items")
+        expected = data.get("corpus_sha256")
+        if expected is not None and expected != corpus_sha256(texts):
+            raise QAError(f"{path}: corpus_sha256 {str(expected)[:16]}… does not match this corpus "
+                          f"({corpus_sha256(texts)[:16]}…): the QA set was written for other text")
+    else:
+        items = data
+    if not isinstance(items, list) or not items:
+        raise QAError(f"{path}: expected a non-empty list of items (or an object with 'items')")
+    problems = check_items(texts, items)
+    if problems:
+        raise QAError("\n".join(problems))
+    return items
+
+
+def _quantile(values: list[int], q: float) -> float:
+    if len(values) == 1:
+        return float(values[0])
+    return round(statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1], 1)
+
+
+def summarize(runs: Sequence[Mapping[str, Any]], flow: str) -> dict[str, Any]:
+    """``answered, questions, median/p90 bytes and tokens, median_calls, help`` (p90 by linear interpolation)."""
+    b = [r["bytes"] for r in runs]
+    t = [r["tokens"] for r in runs]
+    c = [r["calls_until_answer"] for r in runs]
+    return {"answered": sum(r["answered"] for r in runs), "questions": len(runs),
+            "median_bytes": statistics.median(b), "p90_bytes": _quantile(b, 0.9),
+            "median_tokens": statistics.median(t), "p90_tokens": _quantile(t, 0.9),
+            "median_calls": statistics.median(c), "help": HELP[flow], "proves": PROVES[flow]}
+
+
+def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, Any]],
+             flows: Sequence[str] = FLOWS, progress=None) -> dict[str, Any]:
+    """Run every flow on every item; the result ``OUT.json`` holds per flow a summary and per question the calls."""
+    lc = [LCDocument(page_content=d.text, metadata={"doc_id": d.doc_id, "title": d.title, "revision": d.revision})
+          for d in docs]
+    retriever = BM25Retriever(documents=lc, k=RETRIEVER_K)
+    corpus = EvidenceIndex.in_memory(docs)
+    by_id = {d.doc_id: d for d in docs}
+    per: dict[str, list[dict[str, Any]]] = {}
+    skipped: dict[str, str] = {}
+    for flow in flows:
+        if flow == "deepagents" and not deepagents_flow.available():
+            skipped[flow] = "deepagents is not installed (pip install -e '.[deepagents]')"
+            continue
+        if flow == "deepagents":
+            with tempfile.TemporaryDirectory(prefix="evidence-deepagents-") as tmp:
+                per[flow] = deepagents_flow.run_deepagents({d.doc_id: d.text for d in docs}, items, Path(tmp),
+                                                           max_calls=MAX_CALLS)
+            for r in per[flow]:
+                r.setdefault("calls_until_answer", _calls_until(r))
+            continue
+        runs = []
+        for item in items:
+            if flow == "dump_top5":
+                run = dump_flow(retriever, by_id, item)
+            elif flow == "no_help":
+                run = no_help_flow(RetrieverSource(retriever), corpus, item)
+            else:
+                run = protocol_flow(RetrieverSource(retriever), corpus, item, flow)
+            runs.append(run.as_dict())
+            if progress:
+                progress(flow, len(runs), len(items))
+        per[flow] = runs
+    texts = {d.doc_id: d.text for d in docs}
+    out: dict[str, Any] = {
+        "corpus": name, "corpus_sha256": corpus_sha256(texts), "documents": len(docs), "questions": len(items),
+        "revision": sorted({d.revision for d in docs})[:3],
+        "retriever": {"name": "BM25Retriever", "k": RETRIEVER_K,
+                      "recall_at_k": {str(k): v for k, v in recall_at_k(retriever, items).items()}},
+        "flows": {f: summarize(r, f) for f, r in per.items()},
+        "skipped": skipped,
+        "per_question": per,
+    }
+    if "deepagents" in per:
+        out["deepagents_version"] = deepagents_flow.deepagents_version()
+    return out
+
+
+def _calls_until(r: Mapping[str, Any]) -> int:
+    if not r["answered"]:
+        return len(r["calls"])
+    total, n = 0, 0
+    for n, c in enumerate(r["calls"], 1):
+        total += c["utf8_bytes"]
+        if total >= r["bytes"]:
+            return n
+    return n
+
+
+def targets(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The issue's targets for compact vs Deep Agents, computed from one run (only when both ran)."""
+    f = result["flows"]
+    if "compact" not in f or "deepagents" not in f:
+        return {}
+    c, d = f["compact"], f["deepagents"]
+    return {
+        "answered_at_least_as_many": c["answered"] >= d["answered"],
+        "median_bytes_ratio": round(c["median_bytes"] / d["median_bytes"], 3),
+        "median_bytes_at_most_0.7x": c["median_bytes"] <= 0.7 * d["median_bytes"],
+        "median_tokens_at_most_deepagents": c["median_tokens"] <= d["median_tokens"],
+        "p90_bytes_ratio": round(c["p90_bytes"] / d["p90_bytes"], 3),
+        "p90_bytes_at_most_0.5x": c["p90_bytes"] <= 0.5 * d["p90_bytes"],
+    }

@@ -67,6 +67,8 @@ def _ranges(reads: Ledger | Iterable[ReadRecord | Mapping[str, Any]]) -> list[Re
             out.append(r)
         elif isinstance(r, Mapping) and "text" in r and "sha256" in r:  # a read_evidence page body
             out.append(ReadRecord(r["doc_id"], r["revision"], r["start"], r["end"], r["sha256"]))
+        elif all(hasattr(r, k) for k in ("doc_id", "revision", "start", "end", "sha256", "text")):
+            out.append(ReadRecord(r.doc_id, r.revision, r.start, r.end, r.sha256))  # a profiles.Excerpt
     return out
 
 

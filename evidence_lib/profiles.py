@@ -60,11 +60,18 @@ def window(text: str, start: int, end: int) -> tuple[int, int]:
     ``WINDOW_AFTER`` forward, and never starts or ends in white space.
     """
     lo, hi = max(0, start - WINDOW_BEFORE), min(len(text), end + WINDOW_AFTER)
-    s = lo
+    s = -1
     for m in _SENTENCE_END.finditer(text, lo, start):
         s = m.end()
+    if s < 0:  # no sentence start in reach: start at a line start (or a word start) instead of mid-word
+        nl = text.rfind("\n", lo, start)
+        s = nl + 1 if nl >= 0 else (lo if lo == 0 or text[lo - 1].isspace() else text.find(" ", lo, start) + 1 or lo)
     m = _SENTENCE_END.search(text, end, hi)
-    e = (m.start() if m[0].startswith("\n") else m.end()) if m else hi
+    if m:
+        e = m.start() if m[0].startswith("\n") else m.end()
+    else:
+        nl = text.rfind("\n", end, hi)
+        e = nl if nl >= 0 else hi
     while s < start and text[s].isspace():
         s += 1
     while e > end and text[e - 1].isspace():

@@ -29,7 +29,7 @@ def pydoc_corpus() -> list[Document]:
     from pydoc_data.topics import topics
 
     revision = platform.python_version()
-    return [Document(name, f"{name}: {_title(text, name)}", revision, text) for name, text in sorted(topics.items())]
+    return [Document(name, _title(text, name), revision, text) for name, text in sorted(topics.items())]
 
 
 def folder_corpus(folder: str | Path, revision: str | None = None) -> list[Document]:

@@ -46,6 +46,7 @@ class PostgresStore(SQLStore):
 
         super().__init__(clock)
         self._lock = threading.RLock()
+        self._unanalyzed = 0
         self._conn = psycopg.connect(dsn, autocommit=True, prepare_threshold=None)
         with self._tx(write=True) as q:
             q("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
@@ -66,6 +67,17 @@ class PostgresStore(SQLStore):
     def _tx(self, write: bool = False):
         with self._lock, self._conn.transaction():
             yield Q(self._conn.cursor(), rewrite=True)
+
+    def _add(self, snap_id: int, docs: list, chunks: list) -> None:
+        super()._add(snap_id, docs, chunks)
+        self._unanalyzed += len(chunks)
+
+    def _publish(self, snap_id: int) -> None:
+        super()._publish(snap_id)
+        if self._unanalyzed > 2_000:  # fresh statistics, or the planner seq-scans instead of using the GIN index
+            with self._lock:
+                self._conn.execute("ANALYZE chunks")
+            self._unanalyzed = 0
 
     def _lock_key(self, q: Q, *parts: str) -> None:
         q("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("\x1f".join(parts),))

@@ -111,6 +111,9 @@ class StoreSnapshot:
 
     def entry(self, doc_id: str, principal: Principal | None = None, action: Action = "read") -> IndexEntry:
         self.check_alive()
+        return self._entry(doc_id, principal, action)
+
+    def _entry(self, doc_id: str, principal: Principal | None, action: Action) -> IndexEntry:
         e = self._entries.get(doc_id) if isinstance(doc_id, str) else None
         if e is None or not self._mine(principal) or not allowed(e.access, principal, action):
             raise EvidenceError("unknown_doc_id")
@@ -145,7 +148,7 @@ class StoreSnapshot:
         for doc_no, chunk_no in self.store._candidates(self.row.snap_id, term):
             hits.setdefault(doc_no, set()).add(chunk_no)
         for d in doc_ids:
-            e = self.entry(d, principal, "read")
+            e = self._entry(d, principal, "read")  # checked alive once, above
             doc_no = self._doc_no[e.doc_id]
             for c in sorted(hits.get(doc_no, ())):
                 (body,) = self._chunk_bodies(e, doc_no, c, c)

@@ -77,8 +77,11 @@ class SQLiteStore(SQLStore):
 
     def _candidates(self, snap_id: int, term: str) -> Iterable[tuple[int, int]]:
         if len(term) >= MIN_INDEXED_CHARS and not GLOB_SPECIAL & set(term):
-            return self._all("SELECT c.doc_no, c.chunk_no FROM chunks_fts JOIN chunks c ON c.chunk_id = chunks_fts.rowid "
-                             "WHERE chunks_fts.body GLOB ? AND c.snap_id = ?", (f"*{term}*", snap_id))
+            # CROSS JOIN pins the order: FTS first. Left to itself the planner walks the snapshot's chunks and
+            # probes FTS5 once per chunk (measured: 2 s instead of 0.3 ms on 30 MB).
+            return self._all("SELECT c.doc_no, c.chunk_no FROM chunks_fts CROSS JOIN chunks c "
+                             "ON c.chunk_id = chunks_fts.rowid WHERE chunks_fts.body GLOB ? AND c.snap_id = ?",
+                             (f"*{term}*", snap_id))
         return self._all("SELECT doc_no, chunk_no FROM chunks WHERE snap_id = ? AND instr(body, ?) > 0",
                          (snap_id, term))
 

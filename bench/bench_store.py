@@ -1,0 +1,348 @@
+#!/usr/bin/env python3
+"""Scale benchmark of the production store (notebook 11): locate and read latency, peak memory, build cost.
+
+Three ways to serve the same calls, on the same synthetic corpus (CJK and ASCII text, 100 KB per document,
+a needle term planted in a few documents):
+
+* ``scan``: the article's index (files on disk); locate reads and re-hashes every document;
+* ``sqlite``: :class:`SQLiteStore` (FTS5 trigram index over 4,096-character chunks);
+* ``postgres``: :class:`PostgresStore` (pg_trgm GIN index), when ``EVIDENCE_PG_DSN`` is set.
+
+Locate is ``find(term, every doc_id of the snapshot, first_only=True)``: the hook ``locate_evidence`` calls,
+over the whole snapshot (the tool itself only scans the manifest's candidates). Each measurement runs in a
+fresh worker process, which reports its latencies and its own peak RSS. Results: bench/results/store.json
+and store.png. ``--quick`` is the smoke run (< 30 s) a test exercises. Tests assert behaviour; time lives here.
+
+    .venv/bin/python bench/bench_store.py [--quick] [--max-docs 10000] [--doc-kb 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+from evidence_lib import Document, EvidenceIndex, IndexEntry, article_corpus
+from evidence_lib.store import SQLiteStore, system_clock
+from evidence_lib.tools import read_page
+
+OUT = Path(__file__).resolve().parent / "results"
+NEEDLE = "单批上限为200条"
+SHORT = "上限"
+KEY = ("bench", "s", "q")
+
+
+def progress(iterable, total: int, desc: str):
+    try:
+        from tqdm import tqdm
+
+        return tqdm(iterable, total=total, desc=desc, unit="doc", leave=False, mininterval=1.0, file=sys.stderr)
+    except ImportError:  # the bench extra is optional: a plain line instead
+        print(f"{desc}: {total:,} documents", file=sys.stderr)
+        return iterable
+
+
+def stats(samples: list[float]) -> dict[str, float]:
+    s = sorted(samples)
+    return {"p50_ms": round(statistics.median(s) * 1e3, 4), "p95_ms": round(s[max(0, int(0.95 * len(s)) - 1)] * 1e3, 4),
+            "n": len(s)}
+
+
+# -- the corpus ---------------------------------------------------------------------------------------------
+def pool_text(rng: random.Random, chars: int = 1 << 20) -> str:
+    """A 1 Mi-character pool of CJK characters (3,000 of them) and ASCII words: varied trigrams."""
+    cjk = [chr(c) for c in rng.sample(range(0x4E00, 0x9FA5), 3000)]
+    words = ["batch", "limit", "timeout", "log", "record", "value", "retry", "queue", "node", "config"]
+    parts, n = [], 0
+    while n < chars:
+        piece = "".join(rng.choices(cjk, k=rng.randint(4, 24))) if rng.random() < 0.8 else \
+            f" {rng.choice(words)}-{rng.randint(0, 99999)} "
+        parts.append(piece)
+        n += len(piece)
+    return "".join(parts)[:chars]
+
+
+def corpus(n: int, doc_bytes: int, seed: int = 11):
+    """``n`` documents of about ``doc_bytes`` UTF-8 bytes, sliced from the pool; every 500th holds the needle."""
+    rng = random.Random(seed)
+    pool = pool_text(rng)
+    chars = max(1, doc_bytes // 3)  # the pool is mostly 3-byte CJK
+    for i in range(n):
+        start = rng.randrange(0, len(pool) - chars)
+        text = f"doc-{i:06} " + pool[start: start + chars]
+        if i % 500 == 7:
+            at = rng.randrange(0, len(text))
+            text = text[:at] + NEEDLE + text[at:]
+        yield Document(f"doc-{i:06}", f"document {i}", "r1", text)
+
+
+# -- one measurement, in a fresh process ------------------------------------------------------------------------
+def open_method(method: str, where: str):
+    if method == "scan":
+        meta = json.loads(Path(where, "manifest.json").read_text(encoding="utf-8"))
+        root = Path(where, "files")
+        return EvidenceIndex(root, [IndexEntry(m["doc_id"], m["title"], m["revision"], m["chars"], m["sha256"],
+                                               m["preview"], path=root / f"{m['doc_id']}.txt", bytes=m["bytes"])
+                                    for m in meta])
+    if method == "sqlite":
+        return SQLiteStore(where, system_clock).snapshot(*KEY)
+    from evidence_lib.store.postgres import PostgresStore
+
+    return PostgresStore(where, system_clock).snapshot(*KEY)
+
+
+def worker(spec: dict) -> dict:
+    index = open_method(spec["method"], spec["where"])
+    ids = [e.doc_id for e in index]
+    rng = random.Random(5)
+    out: dict = {}
+    for name, term, reps in (("locate", NEEDLE, spec["locate_reps"]), ("locate_short", SHORT, spec["short_reps"])):
+        if reps == 0:
+            continue
+        samples, hits = [], 0
+        list(index.find(term, ids[:50], first_only=True))  # warm-up: connection, caches
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            hits = len(list(index.find(term, ids, first_only=True)))
+            samples.append(time.perf_counter() - t0)
+        out[name] = {**stats(samples), "hits": hits}
+    samples = []
+    for _ in range(spec["read_reps"]):
+        doc = rng.choice(ids)
+        entry = index.entry(doc)
+        offset = rng.randrange(0, max(1, entry.chars - 800))
+        t0 = time.perf_counter()
+        read_page(index, doc, offset, 800)
+        samples.append(time.perf_counter() - t0)
+    out["read"] = stats(samples)
+    out["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return out
+
+
+def measure(spec: dict) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"worker failed: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout)
+
+
+# -- building each index ---------------------------------------------------------------------------------------
+def build_scan(docs, n: int, where: Path) -> dict:
+    t0 = time.perf_counter()
+    index = EvidenceIndex.build(progress(docs, n, f"scan files ({n:,} docs)"), where / "files")
+    meta = [{"doc_id": e.doc_id, "title": e.title, "revision": e.revision, "chars": e.chars, "sha256": e.sha256,
+             "preview": e.preview, "bytes": e.bytes} for e in index]
+    (where / "manifest.json").write_text(json.dumps(meta), encoding="utf-8")
+    size = sum(p.stat().st_size for p in (where / "files").iterdir())
+    return {"build_s": round(time.perf_counter() - t0, 2), "store_bytes": size, "index_bytes": 0,
+            "corpus_bytes": sum(m["bytes"] for m in meta)}
+
+
+def build_store(store, docs, n: int, label: str) -> dict:
+    bar = progress(docs, n, f"{label} ({n:,} docs)")
+    t0 = time.perf_counter()
+    store.put_snapshot(*KEY, bar, batch_bytes=16 << 20)
+    return {"build_s": round(time.perf_counter() - t0, 2), **store.index_size()}
+
+
+def pg_schema(dsn: str, name: str, drop: bool = False) -> str:
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        if drop:
+            conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+            return ""
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+        conn.execute(f"CREATE SCHEMA {name}")
+    return make_conninfo(dsn, options=f"-c search_path={name},public")
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smoke run: small sizes, few repetitions (< 30 s)")
+    ap.add_argument("--max-docs", type=int, default=10_000, help="largest corpus, in documents (default 10,000)")
+    ap.add_argument("--doc-kb", type=int, default=100, help="document size in KB (default 100)")
+    ap.add_argument("--out", type=Path, default=OUT / "store.json")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return 0
+    dsn = os.environ.get("EVIDENCE_PG_DSN", "")
+    if args.quick:
+        sizes, doc_kb, doc_sizes = [12, 60], 10, [4 << 10, 256 << 10]
+        reps = {"scan": (3, 1, 30), "sqlite": (10, 3, 60), "postgres": (10, 3, 60)}
+    else:
+        sizes = [n for n in (12, 100, 1000, 10_000) if n <= args.max_docs] or [args.max_docs]
+        if args.max_docs not in sizes:
+            sizes.append(args.max_docs)
+        doc_kb, doc_sizes = args.doc_kb, [4 << 10, 64 << 10, 1 << 20, 10 << 20]
+        reps = {"scan": (5, 2, 100), "sqlite": (50, 5, 300), "postgres": (50, 5, 300)}
+    methods = ["scan", "sqlite"] + (["postgres"] if dsn else [])
+    tmp = Path(tempfile.mkdtemp(prefix="bench-store-"))
+    schema = f"bench_{secrets.token_hex(4)}"
+    results: dict = {
+        "environment": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
+                        "sqlite": __import__("sqlite3").sqlite_version, "evidence_lib": version("evidence-lib"),
+                        "psycopg": version("psycopg") if dsn else None},
+        "parameters": {"quick": args.quick, "doc_kb": doc_kb, "sizes_docs": sizes, "needle": NEEDLE,
+                       "short_term": SHORT, "methods": methods,
+                       "locate": "find(term, every doc_id of the snapshot, first_only=True), in a fresh worker process",
+                       "read": "read_page(doc, random offset, 800 chars)"},
+        "corpus": [], "doc_size": [],
+    }
+    t_start = time.perf_counter()
+    try:
+        for n in sizes:
+            row: dict = {"docs": n}
+            for method in methods:
+                where = tmp / f"{method}-{n}"
+                where.mkdir()
+                docs = article_corpus() if n == 12 else corpus(n, doc_kb * 1024)
+                if method == "scan":
+                    build = build_scan(docs, n, where)
+                    spec_where = str(where)
+                elif method == "sqlite":
+                    spec_where = str(where / "store.db")
+                    with SQLiteStore(spec_where, system_clock) as s:
+                        build = build_store(s, docs, n, "sqlite")
+                else:
+                    from evidence_lib.store.postgres import PostgresStore
+
+                    spec_where = pg_schema(dsn, f"{schema}_{n}")
+                    with PostgresStore(spec_where, system_clock) as s:
+                        build = build_store(s, docs, n, "postgres")
+                lr, sr, rr = reps[method]
+                m = measure({"method": method, "where": spec_where, "locate_reps": lr,
+                             "short_reps": 0 if method == "scan" else sr, "read_reps": rr})
+                row[method] = {**build, **m}
+                print(f"{n:>6} docs  {method:<8} build {build['build_s']:>8.2f} s  locate p50 "
+                      f"{m['locate']['p50_ms']:>10.3f} ms  read p50 {m['read']['p50_ms']:.3f} ms  "
+                      f"rss {m['peak_rss_bytes'] / 2**20:.0f} MiB", file=sys.stderr)
+                if method == "scan":
+                    row["corpus_bytes"] = build["corpus_bytes"]
+                    shutil.rmtree(where / "files")  # the next size needs the disk more
+                elif method == "postgres":
+                    pg_schema(dsn, f"{schema}_{n}", drop=True)
+                else:
+                    shutil.rmtree(where)
+            results["corpus"].append(row)
+        rng = random.Random(3)
+        pool = pool_text(rng, 4 << 20)
+        big = [Document(f"size-{b}", f"{b} bytes", "r1", (pool * (1 + b // len(pool.encode())))[: b // 3])
+               for b in doc_sizes]
+        for method in methods:
+            where = tmp / f"{method}-sizes"
+            where.mkdir()
+            spec_where = str(where)
+            if method == "scan":
+                build_scan(big, len(big), where)
+            elif method == "sqlite":
+                spec_where = str(where / "store.db")
+                with SQLiteStore(spec_where, system_clock) as s:
+                    build_store(s, big, len(big), "sqlite sizes")
+            else:
+                from evidence_lib.store.postgres import PostgresStore
+
+                spec_where = pg_schema(dsn, f"{schema}_sizes")
+                with PostgresStore(spec_where, system_clock) as s:
+                    build_store(s, big, len(big), "postgres sizes")
+            for doc, b in zip(big, doc_sizes):
+                r = measure_reads(method, spec_where, doc.doc_id, reps[method][2])
+                results["doc_size"].append({"method": method, "doc_bytes": len(doc.text.encode()), "read": r})
+            if method == "postgres":
+                pg_schema(dsn, f"{schema}_sizes", drop=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    results["elapsed_s"] = round(time.perf_counter() - t_start, 1)
+    results["targets"] = targets(results, methods)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    plot(results, args.out.with_suffix(".png"))
+    json.dump(results["targets"], sys.stdout, ensure_ascii=False, indent=2)
+    print(f"\nwrote {args.out} and {args.out.with_suffix('.png').name}")
+    return 0
+
+
+def measure_reads(method: str, where: str, doc_id: str, reps: int) -> dict:
+    code = ("import json, random, sys, time; sys.path.insert(0, %r); import bench_store as b; "
+            "from evidence_lib.tools import read_page; ix = b.open_method(%r, %r); e = ix.entry(%r); "
+            "rng = random.Random(1); s = []\n"
+            "for _ in range(%d):\n"
+            "    o = rng.randrange(0, max(1, e.chars - 800)); t = time.perf_counter(); read_page(ix, e.doc_id, o, 800)"
+            "; s.append(time.perf_counter() - t)\n"
+            "print(json.dumps(b.stats(s)))") % (str(Path(__file__).parent), method, where, doc_id, reps)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout)
+
+
+def targets(results: dict, methods: list[str]) -> dict:
+    """The issue's targets, computed on what this run measured (the largest size it reached)."""
+    last = results["corpus"][-1]
+    out: dict = {"largest_corpus": {"docs": last["docs"], "bytes": last.get("corpus_bytes")}}
+    for m in methods[1:]:
+        ratio = last["scan"]["locate"]["p50_ms"] / max(last[m]["locate"]["p50_ms"], 1e-6)
+        reads = [r["read"]["p50_ms"] for r in results["doc_size"] if r["method"] == m]
+        read_ratio = max(reads) / min(reads)
+        rss = last[m]["peak_rss_bytes"]
+        out[m] = {
+            "locate_speedup_vs_scan_p50": {"target": ">= 100", "measured": round(ratio, 1), "met": ratio >= 100},
+            "read_p50_ratio_largest_to_smallest_doc": {"target": "<= 2", "measured": round(read_ratio, 2),
+                                                       "met": read_ratio <= 2},
+            "worker_peak_rss_mib": {"target": "< 300", "measured": round(rss / 2**20, 1), "met": rss < 300 * 2**20},
+        }
+    return out
+
+
+def plot(results: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    methods = results["parameters"]["methods"]
+    rows = results["corpus"]
+    xs = [r["corpus_bytes"] / 2**20 for r in rows]
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+    panels = [(axes[0][0], lambda r, m: r[m]["locate"]["p50_ms"], "locate p50 (ms)"),
+              (axes[0][1], lambda r, m: r[m]["read"]["p50_ms"], "read p50 (ms)"),
+              (axes[1][0], lambda r, m: r[m]["peak_rss_bytes"] / 2**20, "worker peak RSS (MiB)")]
+    for ax, get, label in panels:
+        for m in methods:
+            ax.plot(xs, [get(r, m) for r in rows], marker="o", label=m)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("corpus size (MiB)")
+        ax.set_ylabel(label)
+        ax.legend()
+    ax = axes[1][1]
+    for m in methods:
+        pts = [r for r in results["doc_size"] if r["method"] == m]
+        ax.plot([p["doc_bytes"] / 1024 for p in pts], [p["read"]["p50_ms"] for p in pts], marker="o", label=m)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("document size (KiB)")
+    ax.set_ylabel("read p50 (ms), 800 characters")
+    ax.legend()
+    fig.suptitle(f"evidence store: scan vs indexed ({results['corpus'][-1]['docs']:,} documents at most)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -129,3 +129,24 @@ def test_parallel_calls_give_the_same_messages_in_call_order(tmp_path):
     assert [m.tool_call_id for m in par.tool_messages] == [c["id"] for c in calls]
     assert [m.content for m in par.tool_messages] == [m.content for m in seq.tool_messages]
     assert sorted(waited) == sorted(c["id"] for c in calls)  # the latency hook saw every call
+
+
+def test_core_modules_never_import_the_agent_subpackage():
+    import ast
+    from pathlib import Path
+
+    import evidence_lib
+
+    for path in sorted(Path(evidence_lib.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                assert not (node.module or "").startswith(("agent", "evidence_lib.agent")), path.name
+
+
+def test_importing_the_agent_subpackage_does_not_load_langchain():
+    import subprocess
+    import sys
+
+    code = "import sys, evidence_lib.agent, evidence_lib.agent.audit; print('langchain' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "False", out.stderr

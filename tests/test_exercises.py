@@ -433,7 +433,8 @@ def test_exception_reports_have_no_traceback_or_address():
 
 def test_hint_and_solution_render_for_every_exercise():
     for key, ex in all_exercises().items():
-        assert repr(ex.hint()).startswith("Hint: ") and len(ex.hint().text) > 20
+        assert repr(ex.hint(1)).startswith(f"Hint 1 of {len(ex.hints)}: ") and len(ex.hint(1).text) > 20
+        assert ex.hint(1)._repr_markdown_().startswith(f"**Hint 1 of {len(ex.hints)}:** ")
         assert repr(ex.solution()).startswith("Solution:\n")
         assert ex.solution()._repr_markdown_().startswith("**Solution:**\n\n```python\n")
         assert ex.answer_name in ex.solution_code, key

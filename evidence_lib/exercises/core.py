@@ -2,13 +2,15 @@
 
 Modelled on Kaggle's learntools: ``q1.check(answer)`` never raises and says *correct*,
 *incorrect because ...* or *not attempted yet*; ``q1.hint()`` and ``q1.solution()`` help.
+Hints are a ladder: ``q1.hint(1)``, ``q1.hint(2)``, ... and ``q1.hint()`` gives the next rung. No rung
+before the last gives the solution away; the last may show the shape of the code.
 Every checker computes its expected result with the library itself, never from a pasted number.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -102,15 +104,23 @@ def incorrect(because: str) -> Result:
 
 @dataclass(frozen=True)
 class Hint:
+    """One rung of an exercise's hint ladder: ``Hint 2 of 3: ...``."""
+
     text: str
+    rung: int = 1
+    of: int = 1
+
+    @property
+    def label(self) -> str:
+        return f"Hint {self.rung} of {self.of}" if self.rung else "Hint"
 
     def __repr__(self) -> str:
-        return f"Hint: {self.text}"
+        return f"{self.label}: {self.text}"
 
     __str__ = __repr__
 
     def _repr_markdown_(self) -> str:
-        return f"**Hint:** {_md_escape(self.text)}"
+        return f"**{self.label}:** {_md_escape(self.text)}"
 
 
 @dataclass(frozen=True)
@@ -163,13 +173,16 @@ class Exercise:
     exception into "Incorrect: because your code raised ...", so a check never raises.
     """
 
-    def __init__(self, key: str, title: str, *, checker: Callable[[Any], Result], ask: str, hint: str,
+    def __init__(self, key: str, title: str, *, checker: Callable[[Any], Result], ask: str, hints: Sequence[str],
                  solution: str, stub: str, solution_note: str = "") -> None:
+        if isinstance(hints, str) or len(hints) < 2 or not all(isinstance(h, str) and h for h in hints):
+            raise ValueError(f"exercise {key}: hints is a ladder of at least two non-empty rungs")
         self.key = key
         self.title = title
         self._checker = checker
         self.ask = ask
-        self._hint = hint
+        self.hints: tuple[str, ...] = tuple(hints)
+        self._next_rung = 1
         self.solution_code = solution.strip("\n")
         self.stub = stub.strip("\n")
         self._solution_note = solution_note
@@ -202,8 +215,18 @@ class Exercise:
             return incorrect(f"your code raised {describe(error)}")
         return result
 
-    def hint(self) -> Hint:
-        return Hint(self._hint)
+    def hint(self, rung: Any = None) -> Hint:
+        """Rung ``rung`` of the ladder (1 = gentlest); without a number, the rung after the last one shown.
+
+        Never raises: a rung out of range is answered with a line that says which rungs exist.
+        """
+        n = len(self.hints)
+        if rung is None:
+            rung = self._next_rung
+        elif not (isinstance(rung, int) and not isinstance(rung, bool) and 1 <= rung <= n):
+            return Hint(f"this exercise has hints 1 to {n}: try {self.check_call.split('.')[0]}.hint(1)", 0, n)
+        self._next_rung = min(rung + 1, n)
+        return Hint(self.hints[rung - 1], rung, n)
 
     def solution(self) -> Solution:
         return Solution(self.solution_code, self._solution_note)

@@ -53,8 +53,14 @@ q1 = Exercise(
     "1.1", "Bytes are not tokens",
     checker=_check_dump_size,
     ask="set dump_size to the pair (UTF-8 bytes, cl100k tokens) of the baseline dump, then run this cell again.",
-    hint="baseline_dump(docs) is one str. utf8_bytes(text) counts bytes, cl100k_tokens(text) counts real "
-         "tokens; Size.of(text) gives both (and the chars/4 estimate).",
+    hints=(
+        'The model is sent bytes and billed in tokens, and neither is len(text): len counts code points. How '
+        'many bytes does one Chinese character take in UTF-8?',
+        'baseline_dump(docs) is one str. utf8_bytes(text) counts its UTF-8 bytes and cl100k_tokens(text) its '
+        'real cl100k tokens; Size.of(text) gives both, plus the chars/4 estimate to compare.',
+        'Shape: measure the one string twice, bytes first: (utf8_bytes(dump), cl100k_tokens(dump)) with dump '
+        'the baseline dump of docs.',
+    ),
     stub="""
 dump_size = ____  # (UTF-8 bytes, cl100k tokens)
 """,
@@ -100,8 +106,14 @@ q2 = Exercise(
     checker=_check_answer_range,
     ask="set answer_range to the pair (start, end) of the answer sentence inside d03's text, then run this "
         "cell again.",
-    hint="str.index gives the start. In a half-open range [start, end) the end is start + len(ANSWER), "
-         "so that text[start:end] == ANSWER.",
+    hints=(
+        'A half-open range [start, end) includes start and excludes end, so end - start is the length of the '
+        'text it holds, and text[start:end] is exactly that text.',
+        "Search d03's own text (not the dump) for ANSWER with str.index: that is the start. The end is one "
+        "past the answer's last character.",
+        'Shape: start = d03.text.index(ANSWER), then the pair (start, start + len(ANSWER)); check that '
+        'slicing d03.text with it gives ANSWER back.',
+    ),
     stub="""
 answer_range = ____  # (start, end) inside d03's text
 """,
@@ -145,8 +157,12 @@ q3 = Exercise(
     checker=_check_smallest_top_k,
     ask="set smallest_top_k to the smallest k for which docs[:k] still contains the answer, then run this cell "
         "again.",
-    hint="Try k = 1, 2, 3, ... and test whether any(ANSWER in d.text for d in docs[:k]). Remember that docs[:k] "
-         "stops before index k.",
+    hints=(
+        'Try k = 1, 2, 3, ... and ask, for each, whether the answer sentence is in one of docs[:k].',
+        'docs[:k] stops before index k: if the answer document sits at index i, the first k that includes it '
+        'is not i.',
+        'Shape: next(k for k in range(1, len(docs) + 1) if any(ANSWER in d.text for d in docs[:k])).',
+    ),
     stub="""
 smallest_top_k = ____
 """,
@@ -196,8 +212,14 @@ q4 = Exercise(
     checker=_check_largest_top_k,
     ask=f"set largest_top_k to the largest k whose dump baseline_dump(docs[:k]) fits in TOKEN_BUDGET "
         f"({TOKEN_BUDGET:,}) cl100k tokens, then run this cell again.",
-    hint="Measure cl100k_tokens(baseline_dump(docs[:k])) for k = 1..12 and keep the largest k that is at most "
-         "TOKEN_BUDGET. Do not divide characters by four.",
+    hints=(
+        'Measure the dump of docs[:k] for every k and keep the largest that fits. The budget is in real '
+        'cl100k tokens, not characters, not bytes, not chars/4.',
+        'For k = 0 .. 12, compute cl100k_tokens of baseline_dump(docs[:k]) and compare it with TOKEN_BUDGET; '
+        'the dump grows with k, so the answer is the last k that still fits.',
+        'Shape: max(k for k in range(len(docs) + 1) if cl100k_tokens(baseline_dump(docs[:k])) <= '
+        'TOKEN_BUDGET).',
+    ),
     stub="""
 largest_top_k = ____
 """,

@@ -114,9 +114,16 @@ q1 = Exercise(
     "2.1", "Write the page reader",
     checker=_check_read_page,
     ask="fill in read_page(text, offset, limit) so it returns the page as a dict, then run this cell again.",
-    hint="end = min(offset + limit, len(text)); the text is text[offset:end]; next_offset is end while "
-         "end < len(text), else None. Python string indices count code points, the unit of read_evidence's "
-         "offsets, so plain slicing is right (👍🏽 is two code points, and a page may end between them).",
+    hints=(
+        'A page is the half-open range [offset, end) of the text: end never passes len(text), and next_offset '
+        'says where the next page starts, or None when nothing is left to read.',
+        "end is offset + limit, cut down to len(text). The page's text is a plain str slice: Python indices "
+        "count code points, the unit of read_evidence's offsets, so 👍🏽 is two of them and a page may end "
+        'between them. next_offset is end while end is short of len(text), else None; an offset of len(text) '
+        'is a valid empty page.',
+        "Shape: compute end, then return {'start': offset, 'end': end, 'next_offset': end if end < len(text) "
+        "else None, 'text': text[offset:end]}.",
+    ),
     stub='''
 def read_page(text, offset, limit):
     """The page [offset, offset + limit) of text as {"start", "end", "next_offset", "text"}."""
@@ -210,9 +217,15 @@ q2 = Exercise(
     "2.2", "Read a whole document with next_offset",
     checker=_check_read_all,
     ask="fill in read_all(read, doc_id) so it returns the document's full text, then run this cell again.",
-    hint="Start at offset 0 and call read.invoke({'doc_id': doc_id, 'offset': offset, 'limit': 800}); the "
-         "result is JSON (json.loads it). Append page['text'], then offset = page['next_offset']; stop when it "
-         "is None.",
+    hints=(
+        'Start at offset 0 and follow next_offset: it is the first character you have not read yet, and None '
+        'once the document is finished.',
+        "read.invoke({...}) returns the page as JSON (json.loads it). Collect every page's text and stop when "
+        'its next_offset is None; ask for the largest page (limit=800) so that the fewest calls suffice.',
+        "Shape: parts, offset = [], 0; while offset is not None: page = json.loads(read.invoke({'doc_id': "
+        "doc_id, 'offset': offset, 'limit': 800})); keep page['text']; move offset to page['next_offset']. "
+        'Join the parts.',
+    ),
     stub='''
 def read_all(read, doc_id):
     """The whole text of doc_id, read page by page with the read_evidence tool."""
@@ -317,9 +330,16 @@ q3 = Exercise(
     checker=_check_codes,
     ask="set codes to a dict from each label (a to h) to the error code the call is refused with, or \"ok\" if "
         "it is not refused, then run this cell again.",
-    hint="The codes are the keys of ERROR_CODES. Ask: is the argument the wrong type or an unknown name "
-         "(invalid_arguments)? Out of the page bounds (invalid_page_bounds)? Past the end of this document "
-         "(offset_exceeds_document)? Not in the index (unknown_doc_id)?",
+    hints=(
+        "The tools check in a fixed order: the arguments' names and types, then the page bounds, then the "
+        "index, then the document's length. The first check that fails names the code.",
+        'The codes are the keys of ERROR_CODES: invalid_arguments (a wrong type or an unknown argument name), '
+        'invalid_page_bounds (offset below 0, limit outside 1-800), invalid_term (1 to 64 characters), '
+        'unknown_doc_id, offset_exceeds_document (past the end of this document; offset == total_chars is '
+        'still a page).',
+        "Check yourself by running each call: run_tool_call(tools, tool_call(name, args, 'x')) and read the "
+        '\'error\' field of its content (a success has none: that label is "ok").',
+    ),
     stub="""
 codes = {
     "a": ____, "b": ____, "c": ____, "d": ____,
@@ -386,8 +406,14 @@ q4 = Exercise(
     checker=_check_reduction,
     ask="set reduction to the percentage of UTF-8 bytes the protocol saves against the baseline dump, rounded "
         "to one decimal, then run this cell again.",
-    hint="Everything the model saw counts: Size.of(listing, positions, page) measures the three ToolMessages "
-         "together. reduction_percent(before, after, 1) does the arithmetic.",
+    hints=(
+        'Everything the model saw counts: the manifest, the positions and the page, all three ToolMessages, '
+        'against the whole baseline dump.',
+        'Size.of(*messages) measures several messages together, envelope included; reduction_percent(before, '
+        "after, 1) does the arithmetic, with before the dump's UTF-8 bytes.",
+        'Shape: before = utf8_bytes(baseline); after = the UTF-8 bytes of Size.of(listing, positions, page); '
+        'reduction_percent(before, after, 1).',
+    ),
     stub="""
 reduction = ____  # percent, one decimal
 """,

@@ -97,8 +97,14 @@ q1 = Exercise(
     checker=_check_citation,
     ask="set citation to a Citation of exactly the answer sentence inside the page you read, then run this cell "
         "again.",
-    hint="Find the sentence inside page['text'] with str.index, then add page['start'] to get document offsets. "
-         "Citation.from_page(page, start, end) fills in doc_id, revision, sha256 and the quote.",
+    hints=(
+        'A citation names offsets in the document, not offsets inside the page you read: the page itself '
+        "starts at page['start'].",
+        "Find the sentence inside page['text'] with str.index and add page['start']. Citation.from_page(page, "
+        'start, end) fills in doc_id, revision, sha256 and the quote for you.',
+        "Shape: start = page['start'] + page['text'].index(ANSWER); Citation.from_page(page, start, start + "
+        'len(ANSWER)).',
+    ),
     stub="""
 citation = ____
 """,
@@ -166,9 +172,15 @@ q2 = Exercise(
     checker=_check_reasons,
     ask="set reasons to a dict from each label (a to g) to the reason verify_citation gives, then run this cell "
         "again.",
-    hint="The reasons are the keys of REASONS. verify_citation checks in this order: the doc_id exists, the "
-         "revision and sha256 match, the range is inside the document, some read covered the range, the quote "
-         "matches. The first failing check is the reason.",
+    hints=(
+        'verify_citation checks in a fixed order and the first failing check is the reason: the doc_id '
+        'exists, the revision and sha256 match, the range is inside the document, some read covered the '
+        'range, the quote matches.',
+        'Compare each case with (a), the good one: a range nobody read, another quote, an old revision, an '
+        'end past the document, a wrong id, a start before the read began. The reasons are the keys of '
+        'REASONS.',
+        'Check yourself: verify_citation(index, CITATION_CASES[label], ledger).reason for each label.',
+    ),
     stub="""
 reasons = {"a": ____, "b": ____, "c": ____, "d": ____, "e": ____, "f": ____, "g": ____}
 """,
@@ -211,9 +223,15 @@ q3 = Exercise(
     checker=_check_term,
     ask="set term to a keyword that locate_evidence finds in d03 and in no other document, then run this cell "
         "again.",
-    hint=f"{MISSED_TERM!r} comes from the question; the notes never use it. The answer sentence (part 1) says "
-         "单批上限 ('per-batch limit') and 超时 ('timeout'); the 11 other notes end with 本条没有批处理上限参数, "
-         "which also contains 上限.",
+    hints=(
+        "The question's own words do not appear in the notes: the notes word the rule differently. Look for "
+        'words the answer sentence itself uses (part 1 printed it).',
+        "A term that also occurs in the other notes is too broad: their last line, 本条没有批处理上限参数 ('this note "
+        "has no batch-limit parameter'), contains 上限 and 批处理, and the list of positions is capped at five. "
+        'Pick a word only the answer sentence has.',
+        "The answer sentence starts with 单批上限 ('per-batch limit'), which no other note uses: try "
+        "locate.invoke({'term': '单批上限'}).",
+    ),
     stub="""
 term = ____
 """,
@@ -293,8 +311,14 @@ q4 = Exercise(
     "3.4", "Spot the leaking manifest entries",
     checker=_check_leaks,
     ask="set leaked to the set of doc_ids in the manifest that bob must not see, then run this cell again.",
-    hint="Compare the manifest with index.visible(viewer, 'discover'), which checks tenant and grants. Look at "
-         "each entry's Access: which tenant is it in?",
+    hints=(
+        "A grant such as '*' or user:bob means something only inside its tenant: look at each manifest "
+        "entry's Access.tenant, and at which tenant bob is authenticated in.",
+        "index.visible(viewer, 'discover') checks tenant and grants. What the naive manifest shows beyond "
+        'that leaks; an entry bob may discover but not read is not a leak.',
+        'Shape: the doc_ids of the manifest rows, minus {e.doc_id for e in tenant_index.visible(viewer, '
+        "'discover')}.",
+    ),
     stub="""
 leaked = ____  # a set of doc_ids
 """,

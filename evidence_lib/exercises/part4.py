@@ -95,8 +95,14 @@ q1 = Exercise(
     checker=_check_overhead,
     ask="set tiny_cost to the pair (UTF-8 bytes of the 100 tiny-read ToolMessages, UTF-8 bytes of the one "
         "100-character read), then run this cell again.",
-    hint="run_calls(tools, [...]) gives you the ToolMessages; Size.of(*messages).utf8_bytes measures all of "
-         "them together, envelope included.",
+    hints=(
+        'The model sees every whole ToolMessage: doc_id, revision, sha256, the range and next_offset ride '
+        'along with each page, however little text it holds.',
+        "run_calls(tools, [('read_evidence', args), ...]) gives you the ToolMessages; "
+        'Size.of(*messages).utf8_bytes measures all of them together, envelope included.',
+        'Shape: loop = run_calls(...) over TINY_READS, one = run_calls(...) with ONE_READ, then the pair of '
+        'Size.of(*...).utf8_bytes, the loop first.',
+    ),
     stub="""
 tiny_cost = ____  # (bytes of the loop, bytes of the one read)
 """,
@@ -174,9 +180,15 @@ q2 = Exercise(
     checker=_check_budget,
     ask=f"set budget to a Budget(...) that lets two legitimate tasks through (REAL_TASK, and WHOLE_DOCUMENT: d03 "
         f"read page by page) but stops the tiny-read loop within {MAX_TINY_READS} reads, then run this cell again.",
-    hint="Measure both tasks first (run each with an unlimited ledger and print ledger.totals()). The default "
-         "Budget() is not the answer: try it and see which task it refuses. Which limit tells a loop of tiny reads "
-         "apart from a few full pages of the same document?",
+    hints=(
+        'Measure both tasks first: run each with an unlimited ledger and print ledger.totals(). The default '
+        'Budget() is not the answer: try it and see which task it refuses.',
+        'Which limit tells a loop of tiny reads apart from a few full pages of the same document? Reads per '
+        'document cannot (six full pages are six reads); calls can, sized to the real tasks, with size limits '
+        'loose enough for six full pages.',
+        'Shape: Budget(max_calls=..., max_chars=..., max_bytes=..., max_tokens=..., max_reads_per_doc=None), '
+        'each limit a little above what the larger legitimate task measured, max_calls below MAX_TINY_READS.',
+    ),
     stub="""
 budget = ____  # Budget(max_calls=..., max_chars=..., max_bytes=..., max_tokens=..., max_reads_per_doc=...)
 """,
@@ -238,8 +250,14 @@ q3 = Exercise(
     "4.3", "Dedupe: is this read already covered?",
     checker=_check_is_covered,
     ask="fill in is_covered(earlier, start, end), then run this cell again.",
-    hint="Sort the earlier ranges by start. Walk them with reach = start: a range (s, e) extends the covered "
-         "prefix when s <= reach < e (then reach = e). The read is covered once reach >= end.",
+    hints=(
+        'Sort the earlier ranges by start and walk from start: how far do they cover without a gap?',
+        'Keep a variable reach, how far the covered prefix goes (it starts at start). A range extends it only '
+        'if it starts at or before reach and ends after it. Half-open ranges: [0, 800) and [800, 1600) touch, '
+        '[0, 800) and [801, 1600) leave character 800 out.',
+        'Shape: reach = start; for s, e in sorted(earlier): if s <= reach < e: reach = e; covered once reach '
+        '>= end.',
+    ),
     stub='''
 def is_covered(earlier, start, end):
     """True if the ranges in earlier (half-open (s, e) pairs) together cover [start, end)."""
@@ -325,8 +343,13 @@ q4 = Exercise(
     "4.4", "Which tool schemas to load",
     checker=_check_schemas,
     ask="set to_load to the list of tool names whose schemas the model needs for TASK, then run this cell again.",
-    hint="Search by purpose: toolbox.find_tools('refund status') and toolbox.find_tools('send message to "
-         "customer'). Querying a refund is not creating or approving one.",
+    hints=(
+        'TASK does two things: look something up, then tell the customer. One tool each; nothing else is '
+        'needed.',
+        "toolbox.find_tools('refund status') and toolbox.find_tools('send message to customer') find "
+        'candidates by purpose. Querying a refund is not creating or approving one.',
+        'Shape: a list of the two names find_tools returns first for those two queries, in task order.',
+    ),
     stub="""
 to_load = ____  # a list of tool names
 """,

@@ -1,0 +1,64 @@
+"""LangChain's own standard tool tests (langchain-tests) for every model-facing tool in the series."""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+langchain_tests = pytest.importorskip("langchain_tests", reason="pip install langchain-tests (in the test extra)")
+from langchain_tests.integration_tests import ToolsIntegrationTests  # noqa: E402
+from langchain_tests.unit_tests import ToolsUnitTests  # noqa: E402
+
+from evidence_lib import (ArtifactStore, EvidenceIndex, ManualClock, Principal, after_sales_catalog,  # noqa: E402
+                          after_sales_toolbox, article_corpus, catalog_tools, discovery_tools, evidence_tools,
+                          logistics_tools)
+from evidence_lib.retrieval import BM25Retriever, pydoc_corpus  # noqa: E402
+
+AGENT = Principal("shop-a", "user-417", groups={"support"})
+_ROOT = tempfile.mkdtemp(prefix="evidence-standard-tests-")
+_INDEX = EvidenceIndex.build(article_corpus(), _ROOT)
+_ARTICLE = {t.name: t for t in evidence_tools(_INDEX)}
+_RETRIEVER = BM25Retriever.from_texts({d.doc_id: d.text for d in pydoc_corpus()}, k=5)
+_COMPACT = {t.name: t for t in evidence_tools(_RETRIEVER, profile="compact")}
+_CATALOG = {t.name: t for t in catalog_tools(after_sales_catalog(), AGENT)}
+_STORE = ArtifactStore(after_sales_catalog(), ManualClock(datetime(2026, 9, 11, tzinfo=timezone(timedelta(hours=8)))),
+                       seed="standard-tests")
+_LOGISTICS = {t.name: t for t in logistics_tools(_STORE, AGENT)}
+_ARTIFACT = _STORE.create(AGENT, "logistics:A1042")
+_DISCOVERY = {t.name: t for t in discovery_tools(after_sales_toolbox())}
+
+CASES = {
+    "article_search": (_ARTICLE["search_evidence"], {"query": "批处理上限"}),
+    "article_locate": (_ARTICLE["locate_evidence"], {"term": "单批上限"}),
+    "article_read": (_ARTICLE["read_evidence"], {"doc_id": "d03", "offset": 4321, "limit": 18}),
+    "compact_search": (_COMPACT["search_evidence"], {"query": "break in finally"}),
+    "compact_locate": (_COMPACT["locate_evidence"], {"term": "finally"}),
+    "compact_read": (_COMPACT["read_evidence"], {"doc_id": "break", "offset": 0, "limit": 200}),
+    "discover_resources": (_CATALOG["discover_resources"], {}),
+    "read_resource_section": (_CATALOG["read_resource_section"],
+                              {"resource_id": "order:A1042", "revision": "r12", "section": "delivery"}),
+    "query_logistics": (_LOGISTICS["query_logistics"], {"order_id": "A1042"}),
+    "read_artifact": (_LOGISTICS["read_artifact"], {"artifact_id": _ARTIFACT.artifact_id, "section": "delivery"}),
+    "find_tools": (_DISCOVERY["find_tools"], {"query": "refund status"}),
+    "load_tools": (_DISCOVERY["load_tools"], {"names": ["query_refund_status"]}),
+}
+
+
+def _classes(name, tool, example):
+    unit = type(f"TestUnit_{name}", (ToolsUnitTests,), {
+        "tool_constructor": property(lambda self: tool),
+        "tool_invoke_params_example": property(lambda self: dict(example)),
+    })
+    integration = type(f"TestIntegration_{name}", (ToolsIntegrationTests,), {
+        "tool_constructor": property(lambda self: tool),
+        "tool_invoke_params_example": property(lambda self: dict(example)),
+    })
+    return unit, integration
+
+
+for _name, (_tool, _example) in CASES.items():
+    _unit, _integration = _classes(_name, _tool, _example)
+    globals()[_unit.__name__] = _unit
+    globals()[_integration.__name__] = _integration

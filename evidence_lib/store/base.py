@@ -238,7 +238,10 @@ class EvidenceStore(ABC):
             raise EvidenceError("snapshot_expired")
         from .snapshot import StoreSnapshot
 
-        return StoreSnapshot(self, row, self._documents(row.snap_id))
+        docs = self._documents(row.snap_id)
+        if self._row(row.snap_id) is None:  # replaced or deleted while its documents were read
+            raise EvidenceError("snapshot_expired")
+        return StoreSnapshot(self, row, docs)
 
     def delete_snapshot(self, tenant: str, session: str, query: str) -> bool:
         return self._delete_key(SnapshotKey.checked(tenant, session, query))

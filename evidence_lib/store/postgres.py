@@ -74,10 +74,18 @@ class PostgresStore(SQLStore):
 
     def _publish(self, snap_id: int) -> None:
         super()._publish(snap_id)
-        if self._unanalyzed > 2_000:  # fresh statistics, or the planner seq-scans instead of using the GIN index
+        if self._unanalyzed > 500:  # fresh statistics, or the planner seq-scans instead of using the GIN index
             with self._lock:
                 self._conn.execute("ANALYZE chunks")
             self._unanalyzed = 0
+
+    def _one(self, sql: str, params: tuple = ()):
+        with self._lock:  # one statement in autocommit mode: no BEGIN/COMMIT round trips
+            return Q(self._conn.cursor(), rewrite=True).one(sql, params)
+
+    def _all(self, sql: str, params: tuple = ()) -> list:
+        with self._lock:
+            return Q(self._conn.cursor(), rewrite=True).all(sql, params)
 
     def _lock_key(self, q: Q, *parts: str) -> None:
         q("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("\x1f".join(parts),))

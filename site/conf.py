@@ -1,0 +1,48 @@
+"""Sphinx configuration for the series' website; used by scripts/build_site.py (``make site``), not on its own.
+
+The source folder is the staging folder the script writes (build/site-src/); notebooks are rendered from their
+stored outputs and never executed.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_series = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8")).get("tool", {}).get("evidence-series", {})
+_repo = _series.get("repository", "")
+
+project = "Read evidence on demand"
+author = "the evidence-series authors"
+copyright = "the evidence-series authors (MIT)"
+language = "en"
+root_doc = "index"
+
+extensions = ["myst_nb"]
+nb_execution_mode = "off"          # the committed outputs are the content: never run a notebook
+nb_merge_streams = True
+myst_enable_extensions: list[str] = []  # no dollarmath: "$" in the prose stays a dollar sign
+myst_heading_anchors = 3
+exclude_patterns = ["**/.ipynb_checkpoints", "**/workspace"]
+suppress_warnings = ["mystnb.unknown_mime_type"]
+pygments_style = "sphinx"
+
+html_theme = "sphinx_book_theme"
+html_title = project
+html_baseurl = os.environ.get("BASE_URL", "").rstrip("/") + "/" if os.environ.get("BASE_URL") else ""
+html_copy_source = True            # the download button offers the .ipynb itself
+html_show_sourcelink = False
+html_last_updated_fmt = None
+html_theme_options = {
+    "home_page_in_toc": True,
+    "show_toc_level": 2,
+    "use_download_button": True,
+    "use_fullscreen_button": False,
+    "use_repository_button": bool(_repo),
+    "repository_url": f"https://github.com/{_repo}" if _repo else "",
+    "repository_branch": _series.get("branch", "main"),
+    "path_to_docs": "notebooks",
+    "navigation_with_keys": False,
+}

@@ -16,7 +16,7 @@ RUN_NBVAL = ws=$$(mktemp -d) && trap 'rm -rf "$$ws"' EXIT && trap 'exit 130' INT
             EVIDENCE_WORKSPACE="$$ws" $(BIN)/python -m pytest -q $(NBVAL) notebooks
 
 .PHONY: bench-eval setup fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help \
-        postgres-up postgres-down test-store bench-store
+        postgres-up postgres-down test-store bench-store site test-site
 
 help:
 	@echo "make lab            open JupyterLab on notebooks/ (sets everything up first)"
@@ -29,6 +29,8 @@ help:
 	@echo "make postgres-up    start a local PostgreSQL for the store tests (then export EVIDENCE_PG_DSN=...)"
 	@echo "make test-store     the store's contract tests on memory, SQLite and PostgreSQL (starts/stops the server)"
 	@echo "make bench-store    the store's scale benchmark (bench/results/store.json and .png; QUICK=1 for a smoke run)"
+	@echo "make site           build the static website into build/site/ from the executed notebooks (BASE_URL=/<repo>)"
+	@echo "make test-site      build the website, then check every page, link and image in headless Chromium"
 
 $(STAMP): pyproject.toml
 	@if [ ! -x $(BIN)/python ]; then \
@@ -112,3 +114,20 @@ bench-eval:
 bench-store: setup
 	@dsn=$${EVIDENCE_PG_DSN:-$$(bash scripts/postgres.sh up | tail -1)} && \
 	  EVIDENCE_PG_DSN="$$dsn" $(BIN)/python bench/bench_store.py $(if $(QUICK),--quick) $(BENCH_ARGS)
+
+# The static website (scripts/build_site.py, site/): Sphinx + MyST-NB from site/requirements.txt (exact versions,
+# installed into the venv once, again when that file changes), rendering the committed outputs without running
+# anything. BASE_URL=/<repo> for a project site sets the canonical URLs; the links are relative.
+SITE_STAMP := $(VENV)/.site-installed
+$(SITE_STAMP): site/requirements.txt $(STAMP)
+	@echo "site: installing the website's build tools (site/requirements.txt) into $(VENV)"
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -r site/requirements.txt
+	@touch $(SITE_STAMP)
+
+site: $(SITE_STAMP)
+	$(BIN)/python scripts/build_site.py
+
+test-site: site
+	bash scripts/install_browser.sh $(VENV)
+	bash scripts/install_site_fonts.sh
+	EVIDENCE_SITE_TEST=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/browser/test_site.py

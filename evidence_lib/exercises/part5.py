@@ -1,0 +1,446 @@
+"""Workshop part 5: progressive disclosure, artifacts and revisions (notebooks 06 and 07).
+
+Exercises: q1 which catalog entries a principal may list but not read (forbidden looks like unknown),
+q2 what the model really sees with find + load (measured on fresh toolboxes), q3 whether an
+artifact's handle is still readable at a given instant (``expires_at`` is exclusive, in any time
+zone), q4 what a read of an artifact answers under each revision policy (the order of the store's
+checks). Used by ``notebooks/exercises/workshop_part5.ipynb``.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from ..access import Access, Principal
+from ..disclosure.artifacts import ArtifactStore
+from ..disclosure.catalog import Catalog, Resource
+from ..disclosure.datasets import CST, TENANT, after_sales_catalog, after_sales_toolbox, logistics_sections
+from ..disclosure.toolbox import Toolbox, discovery_tools, measure_schema_loading
+from ..errors import EvidenceError, to_json
+from ..measure import Size
+from ._shared import is_int, show
+from .core import Exercise, Result, call, correct, incorrect
+
+__all__ = ["OUTCOMES", "PRINCIPALS", "SCHEMA_CASES", "START", "colleague", "q1", "q2", "q3", "q4", "support"]
+
+#: The support agent of notebooks 06 and 07, and a colleague in the same shop and group.
+support = Principal(TENANT, "user-417", groups={"support"})
+colleague = Principal(TENANT, "user-418", groups={"support"})
+#: q1: the principals the notebook tries (the checker tries others too).
+PRINCIPALS: dict[str, Principal | None] = {
+    "support agent": support,
+    "finance": Principal(TENANT, "user-900", groups={"finance"}),
+    "logistics lead": Principal(TENANT, "user-311", groups={"logistics_lead"}),
+    "other shop": Principal("shop-b", "user-417", groups={"support"}),
+    "nobody": None,
+}
+#: q3 and q4: the instant the artifacts are created.
+START = datetime(2026, 9, 11, 0, 0, tzinfo=CST)
+#: q4: what a read can answer. "ok" is a page; the others are the error codes the store replies with.
+OUTCOMES = ("ok", "unknown_artifact", "artifact_expired", "revision_changed")
+
+
+class _Clock:
+    """A clock the checker sets anywhere (a ManualClock only moves forward)."""
+
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def __call__(self) -> datetime:
+        return self.at
+
+
+# -- q1 · listed, but not readable -----------------------------------------------------------------------
+
+def _extra_catalog() -> tuple[Catalog, dict[str, Principal | None]]:
+    """A catalog the learner has never seen: other ids, grants and a discover-only resource per group."""
+    t = "shop-q"
+    resources = [
+        Resource("wiki:onboarding", "Onboarding", "For everyone in shop-q.", ("step",), Access(t),
+                 storage_key="w/1"),
+        Resource("wiki:payroll", "Payroll", "HR only; listed for managers.", ("salary",),
+                 Access(t, read={"group:hr"}, discover={"group:hr", "group:manager"}), storage_key="w/2"),
+        Resource("wiki:incident-42", "Incident 42", "On-call only; listed for everyone.", ("timeline",),
+                 Access(t, read={"group:oncall", "user:dana"}, discover={"*"}), storage_key="w/3"),
+        Resource("wiki:board", "Board minutes", "Board only; not listed for anyone else.", ("minutes",),
+                 Access(t, read={"group:board"}), storage_key="w/4"),
+        Resource("wiki:other", "Another shop's page", "Shop r.", ("x",), Access("shop-r"), storage_key="w/5"),
+    ]
+    blobs = {r.storage_key: {"v1": {"body": f"{r.title}: text."}} for r in resources}
+    people = {
+        "shop-q manager": Principal(t, "erin", groups={"manager"}),
+        "shop-q hr": Principal(t, "frank", groups={"hr"}),
+        "dana (shop-q)": Principal(t, "dana"),
+        "shop-q on-call manager": Principal(t, "gus", groups={"oncall", "manager"}),
+        "dana in shop-r": Principal("shop-r", "dana", groups={"hr", "oncall"}),
+    }
+    return Catalog(resources, blobs), people
+
+
+def _expected_listed(catalog: Catalog, principal: Principal | None) -> set[str]:
+    """Listed by discover, and refused (unknown_resource) when read: computed by really reading."""
+    out = set()
+    for entry in catalog.discover(principal, limit=50):
+        try:
+            catalog.read_section(principal, entry["resource_id"], entry["latest_revision"], entry["sections"][0])
+        except EvidenceError:
+            out.add(entry["resource_id"])
+    return out
+
+
+def _cases_q1() -> list[tuple[str, Catalog, Principal | None]]:
+    main = after_sales_catalog()
+    cases: list[tuple[str, Catalog, Principal | None]] = [(name, main, p) for name, p in PRINCIPALS.items()]
+    cases.append(("support + logistics lead", main, Principal(TENANT, "user-312", groups={"support", "logistics_lead"})))
+    extra, people = _extra_catalog()
+    cases += [(name, extra, p) for name, p in people.items()]
+    q_shop = after_sales_catalog(tenant="shop-q")
+    cases.append(("support agent of shop-q, on shop-q's catalog", q_shop, Principal("shop-q", "user-1", groups={"support"})))
+    return cases
+
+
+def _check_listed(listed_not_readable: Any) -> Result:
+    if not callable(listed_not_readable):
+        return incorrect(f"listed_not_readable should be a function, got {show(listed_not_readable)}")
+    call(listed_not_readable, after_sales_catalog(), support, name="listed_not_readable")
+    for name, catalog, principal in _cases_q1():
+        got = call(listed_not_readable, catalog, principal, name="listed_not_readable")
+        if isinstance(got, str) or not isinstance(got, (set, frozenset, list, tuple)):
+            return incorrect(f"listed_not_readable should return a set of resource ids, got {show(got)} for the "
+                             f"{name}")
+        if not all(isinstance(x, str) for x in got):
+            return incorrect(f"every element should be a resource_id (a str), for the {name}")
+        got = set(got)
+        expected = _expected_listed(catalog, principal)
+        listed = {e["resource_id"] for e in catalog.discover(principal, limit=50)}
+        if got == expected:
+            continue
+        who = f"for the {name} ({principal!r})"
+        extra = sorted(got - expected)
+        if extra:
+            rid = extra[0]
+            if rid not in listed:
+                return incorrect(f"{rid} is not even listed {who}: discover never shows it, so for this principal it "
+                                 "does not exist at all (unknown, not 'listed but forbidden')")
+            return incorrect(f"{rid} is listed and readable {who}: a read of it returns text")
+        rid = sorted(expected - got)[0]
+        return incorrect(f"{rid} is listed {who} (discover shows it), but read_section refuses it with "
+                         "unknown_resource: the discover grant is wider than the read grant")
+    return correct(f"your function agrees on {len(_cases_q1())} principals and three catalogs. For every id it "
+                   "returns, read_resource_section answers unknown_resource, byte for byte what a resource that does "
+                   "not exist gets: the model cannot tell forbidden from missing; only the operator's audit can.")
+
+
+q1 = Exercise(
+    "5.1", "Listed, but not readable",
+    checker=_check_listed,
+    ask="fill in listed_not_readable(catalog, principal): the resource ids principal may discover but not read, "
+        "then run this cell again.",
+    hints=(
+        "Two separate decisions: discover (may the entry be listed?) and read (may its text be returned?). A "
+        "resource can pass the first and fail the second; the reverse never shows up in a listing.",
+        "catalog.discover(principal) gives the listed entries. For each, ask whether a read is allowed: "
+        "catalog.may_read(principal, resource_id), or really try catalog.read_section(...) and catch "
+        "EvidenceError. Work from the principal given, not from names you saw printed.",
+        "Shape: {e['resource_id'] for e in catalog.discover(principal) if not catalog.may_read(principal, "
+        "e['resource_id'])}.",
+    ),
+    stub='''
+def listed_not_readable(catalog, principal):
+    """The resource_ids principal sees in catalog.discover(principal) but may not read."""
+    return ____
+''',
+    solution='''
+def listed_not_readable(catalog, principal):
+    """The resource_ids principal sees in catalog.discover(principal) but may not read."""
+    return {entry["resource_id"] for entry in catalog.discover(principal)
+            if not catalog.may_read(principal, entry["resource_id"])}
+''',
+)
+
+
+# -- q2 · find + load, measured ---------------------------------------------------------------------------
+
+#: q2: (query, tools to load). The checker also measures on a toolbox with fewer tools.
+SCHEMA_CASES: list[tuple[str, list[str]]] = [
+    ("create a return request for a quality issue", ["create_return_request"]),
+    ("refund status", ["query_refund_status"]),
+    ("change delivery address", ["update_shipping_address", "send_customer_message"]),
+]
+
+
+def _small_toolbox() -> Toolbox:
+    box = after_sales_toolbox()
+    keep = [n for n in sorted(box.specs) if "refund" in n or "address" in n or "message" in n or "order" in n]
+    return Toolbox(box.tenant, {n: box.specs[n] for n in keep}, dict(box.orders))
+
+
+def _parts(toolbox: Toolbox, query: str, names: list[str]) -> dict[str, str]:
+    return {
+        "schemas": to_json([convert_to_openai_tool(t) for t in discovery_tools(toolbox)]),
+        "found": to_json(toolbox.find_tools(query)),
+        "loaded": to_json(toolbox.load_tools(names)),
+    }
+
+
+def _check_find_and_load(find_and_load_bytes: Any) -> Result:
+    if not callable(find_and_load_bytes):
+        return incorrect(f"find_and_load_bytes should be a function, got {show(find_and_load_bytes)}")
+    cases = [(after_sales_toolbox(), "the 37-tool toolbox", q, n) for q, n in SCHEMA_CASES]
+    cases += [(_small_toolbox(), "a smaller toolbox", "send message to customer", ["send_customer_message"]),
+              (_small_toolbox(), "a smaller toolbox", "change delivery address", ["update_shipping_address"])]
+    for toolbox, label, query, names in cases:
+        got = call(find_and_load_bytes, toolbox, query, list(names), name="find_and_load_bytes")
+        where = f"for {query!r} loading {names} on {label}"
+        if not is_int(got):
+            return incorrect(f"find_and_load_bytes should return an int (UTF-8 bytes), got {show(got)} {where}")
+        p = _parts(toolbox, query, names)
+        expected = Size.of(*p.values()).utf8_bytes  # what measure_schema_loading counts as find + load
+        if got == expected:
+            continue
+        size = {k: Size.of(v).utf8_bytes for k, v in p.items()}
+        if got == size["found"] + size["loaded"]:
+            return incorrect(f"{got:,} leaves out the two discovery schemas (find_tools and load_tools, "
+                             f"{size['schemas']:,} bytes) {where}: they ride along on every request")
+        if got == size["schemas"] + size["loaded"]:
+            return incorrect(f"{got:,} leaves out the find_tools reply ({size['found']:,} bytes) {where}: the model "
+                             "read it to choose")
+        if got == size["schemas"] + size["found"]:
+            return incorrect(f"{got:,} leaves out the load_tools reply, the chosen schemas ({size['loaded']:,} "
+                             f"bytes) {where}")
+        if got == Size.of(*p.values()).chars:
+            return incorrect(f"{got:,} counts characters, not UTF-8 bytes {where} (the address schema's examples are "
+                             "Chinese: 江苏省 is 3 characters and 9 bytes)")
+        ascii_ = sum(len(json.dumps(json.loads(v)).encode()) for v in p.values())
+        if got == ascii_:
+            return incorrect(f"{got:,} measures json.dumps with ensure_ascii=True {where}: \\u escapes are not what "
+                             "the model is sent; measure to_json(...) (ensure_ascii=False)")
+        if got == Size.of(to_json(toolbox.all_schemas())).utf8_bytes:
+            return incorrect(f"{got:,} is every schema up front {where}, not find + load")
+        return incorrect(f"{got:,} is not what the model sees with find + load {where}: the two discovery "
+                         f"schemas, the find_tools reply and the load_tools reply come to {expected:,} bytes")
+    q, names = SCHEMA_CASES[0]
+    m = measure_schema_loading(after_sales_toolbox(), q, load=names)
+    return correct(f"your measurement agrees with measure_schema_loading on {len(cases)} tasks and two toolboxes. "
+                   f"For {q!r}: {m.find_and_load.utf8_bytes:,} bytes with find + load against "
+                   f"{m.all_up_front.utf8_bytes:,} for all schemas up front ({m.ratio()}x fewer). The price is an "
+                   "extra model turn or two, not bytes.")
+
+
+q2 = Exercise(
+    "5.2", "What find + load really costs",
+    checker=_check_find_and_load,
+    ask="fill in find_and_load_bytes(toolbox, query, names): the UTF-8 bytes the model sees when it finds tools "
+        "with query and loads names, then run this cell again.",
+    hints=(
+        "With progressive loading the model sees three things: the schemas of the two always-on tools, the reply "
+        "of one find_tools call, and the reply of one load_tools call. Count all three, in UTF-8 bytes of the JSON "
+        "the model is sent.",
+        "discovery_tools(toolbox) are the two always-on tools; convert_to_openai_tool(tool) is a tool's schema. "
+        "toolbox.find_tools(query) and toolbox.load_tools(names) are the two replies. Serialize each with "
+        "to_json (ensure_ascii=False) and measure with utf8_bytes.",
+        "Shape: utf8_bytes(to_json([convert_to_openai_tool(t) for t in discovery_tools(toolbox)]) + "
+        "to_json(toolbox.find_tools(query)) + to_json(toolbox.load_tools(names))). Check yourself with "
+        "measure_schema_loading(toolbox, query, load=names).find_and_load.",
+    ),
+    stub='''
+def find_and_load_bytes(toolbox, query, names):
+    """UTF-8 bytes the model sees: the two discovery schemas, find_tools(query), load_tools(names)."""
+    return ____
+''',
+    solution='''
+def find_and_load_bytes(toolbox, query, names):
+    """UTF-8 bytes the model sees: the two discovery schemas, find_tools(query), load_tools(names)."""
+    schemas = to_json([convert_to_openai_tool(tool) for tool in discovery_tools(toolbox)])
+    found = to_json(toolbox.find_tools(query))
+    loaded = to_json(toolbox.load_tools(names))
+    return utf8_bytes(schemas + found + loaded)
+''',
+)
+
+
+# -- q3 · is this handle still readable? ---------------------------------------------------------------
+
+_ZONES = (CST, timezone.utc, timezone(timedelta(hours=-5)), timezone(timedelta(hours=5, minutes=30)))
+_TTLS = (timedelta(hours=24), timedelta(minutes=90), timedelta(seconds=1), timedelta(days=7, microseconds=250))
+
+
+@cache
+def _readable_cases() -> list[tuple[dict[str, Any], datetime, bool]]:
+    """(handle, instant, readable?) where readable? is what ArtifactStore.read really answers at that instant."""
+    out = []
+    for k, ttl in enumerate(_TTLS):
+        clock = _Clock(START + timedelta(minutes=7 * k))
+        store = ArtifactStore(after_sales_catalog(), clock, ttl=ttl, seed=f"part5-q3-{k}")
+        artifact = store.create(support, "logistics:A1042")
+        handle = dict(artifact.handle())
+        for step in (timedelta(0), ttl / 2, ttl - timedelta(microseconds=1), ttl, ttl + timedelta(seconds=1)):
+            for zone in _ZONES:
+                at = (artifact.created_at + step).astimezone(zone)
+                clock.at = at
+                try:
+                    store.read(support, artifact.artifact_id, "delivery")
+                    ok = True
+                except EvidenceError as e:
+                    if e.code != "artifact_expired":
+                        raise
+                    ok = False
+                out.append((handle, at, ok))
+    return out
+
+
+def _check_still_readable(still_readable: Any) -> Result:
+    if not callable(still_readable):
+        return incorrect(f"still_readable should be a function, got {show(still_readable)}")
+    cases = _readable_cases()
+    call(still_readable, dict(cases[0][0]), cases[0][1], name="still_readable")
+    for handle, at, ok in cases:
+        got = call(still_readable, dict(handle), at, name="still_readable")
+        where = f"for expires_at={handle['expires_at']} at {at.isoformat()}"
+        if not isinstance(got, bool):
+            return incorrect(f"still_readable should return True or False, got {show(got)} {where}")
+        if got == ok:
+            continue
+        expires = datetime.fromisoformat(handle["expires_at"])
+        if at.utcoffset() != expires.utcoffset():
+            return incorrect(f"the answer should be {ok} {where}: the two are in different time zones. Compare "
+                             "aware datetimes (datetime.fromisoformat), not ISO strings: one instant has many "
+                             "spellings")
+        if at == expires:
+            return incorrect(f"at the very instant expires_at the store answers artifact_expired {where}: an artifact "
+                             "is readable on [created_at, expires_at), so expires_at itself is excluded")
+        return incorrect(f"the answer should be {ok} {where}")
+    return correct(f"your function agrees with ArtifactStore.read on {len(cases)} instants: four lifetimes from one "
+                   "second to a week, one microsecond before expires_at, the instant itself, and each in four time "
+                   "zones. At expires_at the reply is artifact_expired with a re-query hint, never stale text.")
+
+
+q3 = Exercise(
+    "5.3", "Is this handle still readable?",
+    checker=_check_still_readable,
+    ask="fill in still_readable(handle, now): whether read_artifact on this handle succeeds at the aware datetime "
+        "now (at or after the artifact was created), then run this cell again.",
+    hints=(
+        "An artifact is readable on the half-open interval [created_at, expires_at): the same convention as "
+        "[start, end) for text. Which side of the interval does expires_at belong to?",
+        "handle['expires_at'] is an ISO 8601 string with a UTC offset. Turn it into an aware datetime with "
+        "datetime.fromisoformat before comparing: the checker's instants come in several time zones, and two "
+        "spellings of one instant do not compare equal as strings.",
+        "Shape: now < datetime.fromisoformat(handle['expires_at']).",
+    ),
+    stub='''
+def still_readable(handle, now):
+    """True if read_artifact on handle succeeds at the aware datetime now."""
+    return ____
+''',
+    solution='''
+def still_readable(handle, now):
+    """True if read_artifact on handle succeeds at the aware datetime now."""
+    return now < datetime.fromisoformat(handle["expires_at"])
+''',
+)
+
+
+# -- q4 · pinned or latest: what does the read answer? -------------------------------------------------------
+
+def _outcome(policy: str, source_moved: bool, by_colleague: bool, expired: bool) -> tuple[str, dict[str, Any]]:
+    """Run it: create for the support agent, maybe publish r9, move the clock, read as the owner or a colleague."""
+    clock = _Clock(START)
+    catalog = after_sales_catalog()
+    store = ArtifactStore(catalog, clock, revision_policy=policy, seed="part5-q4")  # type: ignore[arg-type]
+    artifact = store.create(support, "logistics:A1042")
+    if source_moved:
+        catalog.publish("logistics:A1042", "r9", logistics_sections("r9"))
+    clock.at = artifact.expires_at if expired else START + timedelta(hours=1)
+    try:
+        body = store.read(colleague if by_colleague else support, artifact.artifact_id, "exceptions")
+        return "ok", body
+    except EvidenceError as e:
+        return e.code, e.details
+
+
+@cache
+def _table() -> dict[tuple[str, bool, bool, bool], str]:
+    return {combo: _outcome(*combo)[0] for combo in _COMBOS}
+
+
+_COMBOS = [(p, m, c, x) for p in ("pinned", "latest") for m in (False, True) for c in (False, True)
+           for x in (False, True)]
+
+
+def _describe(policy: str, moved: bool, by_colleague: bool, expired: bool) -> str:
+    return (f"read_outcome({policy!r}, source_moved={moved}, by_colleague={by_colleague}, expired={expired})")
+
+
+def _check_outcome(read_outcome: Any) -> Result:
+    if not callable(read_outcome):
+        return incorrect(f"read_outcome should be a function, got {show(read_outcome)}")
+    call(read_outcome, "pinned", False, False, False, name="read_outcome")
+    table = _table()
+    for combo in _COMBOS:
+        policy, moved, by_colleague, expired = combo
+        got = call(read_outcome, *combo, name="read_outcome")
+        expected = table[combo]
+        where = _describe(*combo)
+        if got not in OUTCOMES:
+            return incorrect(f"{where} returned {show(got)}; the outcomes are {', '.join(OUTCOMES)}")
+        if got == expected:
+            continue
+        if expected == "unknown_artifact":
+            return incorrect(f"{where} should be unknown_artifact, not {got}: a colleague's read is refused before "
+                             "anything else is looked at, exactly like an id that never existed; answering "
+                             f"{got} would tell the colleague the artifact exists")
+        if expected == "artifact_expired":
+            return incorrect(f"{where} should be artifact_expired, not {got}: expiry is checked before the "
+                             "revision, so an expired handle always says 're-run the query'")
+        if expected == "ok" and policy == "pinned" and moved:
+            return incorrect(f"{where} should be ok: the pinned policy keeps reading r8, the revision the summary "
+                             "came from, and says current_revision r9 in the reply")
+        if expected == "revision_changed":
+            return incorrect(f"{where} should be revision_changed: under the latest policy a summary of r8 is not "
+                             "read once r9 exists; the reply hands back a summary rebuilt from r9")
+        return incorrect(f"{where} should be {expected}, not {got}")
+    _, pinned = _outcome("pinned", True, False, False)
+    return correct(f"all {len(_COMBOS)} combinations agree with ArtifactStore.read. The order is the lesson: who "
+                   "asks (unknown_artifact), then when (artifact_expired), then which revision (revision_changed "
+                   f"under latest); pinned reads {pinned['revision']} and reports current_revision "
+                   f"{pinned['current_revision']}, so the two moments are never mixed silently.")
+
+
+q4 = Exercise(
+    "5.4", "Pinned or latest: what does the read answer?",
+    checker=_check_outcome,
+    ask="fill in read_outcome(policy, source_moved, by_colleague, expired): what read_artifact answers (one of "
+        "OUTCOMES), then run this cell again.",
+    hints=(
+        "Three independent questions, asked in a fixed order by the store: may this principal use this id at all? "
+        "Is it still within its lifetime? Which revision does the store's policy read? The first question that "
+        "fails decides the reply.",
+        "An artifact id locates, it does not authorize: a colleague gets what a made-up id gets, even for an "
+        "expired artifact. Expiry comes before the revision check. Under 'pinned' a moved source is read anyway, "
+        "at the summary's revision; under 'latest' it is refused.",
+        "Shape: if by_colleague: unknown_artifact; elif expired: artifact_expired; elif policy == 'latest' and "
+        "source_moved: revision_changed; else ok.",
+    ),
+    stub='''
+def read_outcome(policy, source_moved, by_colleague, expired):
+    """What read_artifact answers: "ok", "unknown_artifact", "artifact_expired" or "revision_changed"."""
+    return ____
+''',
+    solution='''
+def read_outcome(policy, source_moved, by_colleague, expired):
+    """What read_artifact answers: "ok", "unknown_artifact", "artifact_expired" or "revision_changed"."""
+    if by_colleague:
+        return "unknown_artifact"
+    if expired:
+        return "artifact_expired"
+    if policy == "latest" and source_moved:
+        return "revision_changed"
+    return "ok"
+''',
+)

@@ -198,7 +198,8 @@ def main(argv: list[str]) -> int:
     results: dict = {
         "environment": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
                         "sqlite": __import__("sqlite3").sqlite_version, "evidence_lib": version("evidence-lib"),
-                        "psycopg": version("psycopg") if dsn else None},
+                        "psycopg": version("psycopg") if dsn else None,
+                        "load_average_start": [round(x, 2) for x in os.getloadavg()]},
         "parameters": {"quick": args.quick, "doc_kb": doc_kb, "sizes_docs": sizes, "needle": NEEDLE,
                        "short_term": SHORT, "methods": methods,
                        "locate": "find(term, every doc_id of the snapshot, first_only=True), in a fresh worker process",
@@ -269,6 +270,7 @@ def main(argv: list[str]) -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     results["elapsed_s"] = round(time.perf_counter() - t_start, 1)
+    results["environment"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     results["targets"] = targets(results, methods)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

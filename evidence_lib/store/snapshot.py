@@ -66,7 +66,7 @@ class StoreSnapshot:
     """One published snapshot, usable as the ``index`` of :func:`evidence_tools`. Notebook 11.
 
     Its entries are fixed when it is opened (a snapshot never changes; new content is a new snapshot); every
-    call checks that the snapshot is still published and unexpired, and raises ``snapshot_expired`` if not.
+    call checks its expiry, and every call that touches the store that it is still published: ``snapshot_expired``.
     A principal of another tenant sees nothing: its doc_ids are ``unknown_doc_id``, like ids never stored.
     """
 
@@ -95,8 +95,12 @@ class StoreSnapshot:
 
     def check_alive(self) -> None:
         """Refuse with ``snapshot_expired`` once the snapshot expired, was deleted, replaced or cleaned up."""
-        row = self.store._row(self.row.snap_id)
-        if row is None or not alive(row.created_us, row.expires_us, self.store.now_us()):
+        self._check_clock()
+        if self.store._row(self.row.snap_id) is None:
+            raise EvidenceError("snapshot_expired")
+
+    def _check_clock(self) -> None:
+        if not alive(self.row.created_us, self.row.expires_us, self.store.now_us()):
             raise EvidenceError("snapshot_expired")
 
     def _mine(self, principal: Principal | None) -> bool:
@@ -110,7 +114,9 @@ class StoreSnapshot:
         return [e for e in self._entries.values() if allowed(e.access, principal, action)]
 
     def entry(self, doc_id: str, principal: Principal | None = None, action: Action = "read") -> IndexEntry:
-        self.check_alive()
+        """The entry (metadata only): expiry is checked on the clock; a deleted or replaced snapshot is noticed
+        by the next call that touches the store (``visible``, ``find``, a read's chunk fetch)."""
+        self._check_clock()
         return self._entry(doc_id, principal, action)
 
     def _entry(self, doc_id: str, principal: Principal | None, action: Action) -> IndexEntry:

@@ -122,7 +122,8 @@ def test_replacing_a_snapshot_retires_the_old_handle(estore, corpus):
         old.visible()
     assert [e.doc_id for e in estore.snapshot(*KEY)] == [e.doc_id for e in new] == ["d02", "edge"]
     assert estore.delete_snapshot(*KEY) and not estore.delete_snapshot(*KEY)
-    for handle in (lambda: estore.snapshot(*KEY), new.visible, lambda: new.entry("d02")):
+    for handle in (lambda: estore.snapshot(*KEY), new.visible, lambda: read_page(new, "d02"),
+                   lambda: list(new.find("批", ["d02"]))):
         with pytest.raises(EvidenceError, match="snapshot_expired"):
             handle()
 

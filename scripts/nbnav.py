@@ -118,8 +118,35 @@ def _render(nb) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
+def course() -> dict:
+    """The learner's path (minutes, prerequisites, tracks) and the glossary, from notebooks/course.toml."""
+    path = NOTEBOOKS / "course.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _path_rows(series_nbs: list[tuple[Path, object]], plan: dict) -> list[str]:
+    rows = []
+    for path, nb in series_nbs:
+        info = plan.get("notebooks", {}).get(path.stem, {})
+        needs = ", ".join(f"[{n}]({next((p.name for p, _ in series_nbs if p.stem[:2] == n), '')})"
+                          for n in info.get("needs", [])) or "none"
+        tracks = " · ".join({"workshop": "90 min", "day": "full day"}[t] for t in info.get("tracks", []))
+        minutes = f"{info['minutes']} min" if "minutes" in info else ""
+        rows.append(f"| [{path.stem[:2]}]({path.name}) | {title_of(nb)} | {minutes} | {needs} | {tracks} |")
+    return rows
+
+
+def _glossary(plan: dict, series_nbs: list[tuple[Path, object]]) -> str:
+    lines = []
+    for term, (definition, first) in sorted(plan.get("glossary", {}).items()):
+        where = next((p.name for p, _ in series_nbs if p.stem[:2] == first), "")
+        lines.append(f"### {term}\n\n{definition} First taught in [{first}]({where}).\n")
+    return "\n".join(lines)
+
+
 def _index_text(series_nbs: list[tuple[Path, object]], repo: str, branch: str) -> str:
-    rows = [f"| [{path.stem[:2]}]({path.name}) | {title_of(nb)} |" for path, nb in series_nbs]
+    plan = course()
+    rows = _path_rows(series_nbs, plan)
     parts = []
     for name in workshop_parts():
         title = title_of(nbformat.read(SOLUTIONS / name, as_version=4))
@@ -133,13 +160,22 @@ def _index_text(series_nbs: list[tuple[Path, object]], repo: str, branch: str) -
         "# Read evidence on demand: the series\n\n"
         "Keep retrieval results out of an LLM's context and read evidence on demand. Each notebook imports the "
         "shared library `evidence_lib`, runs offline and is checked by strict nbval.\n\n"
-        "| # | notebook |\n|---|---|\n" + "\n".join(rows) + "\n\n"
-        "## Workshop\n\n"
+        "## The path\n\nIn this order; times are a facilitator's estimate for reading and running each notebook "
+        "once, try-it-yourself prompts included.\n\n"
+        "| # | notebook | time | do first | tracks |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
+        + "".join(f"**{t['title']}.** {' '.join(t['text'].split())}\n\n" for t in plan.get("tracks", {}).values())
+        + "## Workshop\n\n"
         "Hands-on exercises that follow the series, each checked on the spot. Open the student copy; the "
         "facilitator guide (timing, goals, common mistakes) is [exercises/README.md](exercises/README.md).\n\n"
         "| part | topic | facilitators |\n|---|---|---|\n" + "\n".join(parts) + "\n\n"
         + badges(NOTEBOOKS / INDEX, repo, branch))
     intro.id = "index"
+    if plan.get("glossary"):
+        glossary = nbformat.v4.new_markdown_cell("## Glossary\n\nThe protocol's terms, each linked from the notebook "
+                                                 "that first teaches it.\n\n" + _glossary(plan, series_nbs))
+        glossary.id = "glossary"
+        index.cells = [intro, glossary]
+        return _render(index)
     index.cells = [intro]
     return _render(index)
 

@@ -82,9 +82,23 @@ class Size:
 
     @classmethod
     def of(cls, *parts: str | BaseMessage) -> Size:
-        """Measure the concatenated content of strings or messages."""
-        text = "".join(_content(p) for p in parts)
+        """What the model is sent: each part (a message's content, or a string) measured on its own, then summed.
+
+        This is the series' one way to measure context (introduced in notebook 01). A model reads a list of
+        messages, and a tokenizer never merges characters across two messages, so tokens are counted per
+        message; bytes and characters add up the same either way.
+        """
+        sizes = [cls._one(_content(p)) for p in parts]
+        return cls(*(sum(getattr(x, f) for x in sizes) for f in ("chars", "utf8_bytes", "cl100k_tokens",
+                                                                  "approx_tokens"))) if sizes else cls(0, 0, 0, 0)
+
+    @classmethod
+    def _one(cls, text: str) -> Size:
         return cls(len(text), utf8_bytes(text), cl100k_tokens(text), approx_tokens(text))
+
+    def __add__(self, other: Size) -> Size:
+        return Size(self.chars + other.chars, self.utf8_bytes + other.utf8_bytes,
+                    self.cl100k_tokens + other.cl100k_tokens, self.approx_tokens + other.approx_tokens)
 
     def as_dict(self) -> dict[str, int]:
         return {

@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 EXERCISES_DIR = ROOT / "notebooks" / "exercises"
 SOLUTIONS_DIR = EXERCISES_DIR / "solutions"
 KEYS = list(all_exercises())
-FUNCTION_EXERCISES = {"2.1", "2.2", "4.3"}
+FUNCTION_EXERCISES = {"2.1", "2.2", "4.3", "5.1", "5.2", "5.3", "5.4", "6.2", "6.3", "6.4", "7.1", "7.2"}
 _CHECK = re.compile(r"^q\d+\.check\(")
-_HELP = re.compile(r"^(# .*\n)*# q\d+\.(hint|solution)\(\)$|^q\d+\.(hint|solution)\(\)$")
+_HELP = re.compile(r"^(# .*\n)*# q\d+\.(hint|solution)\(\)$|^q\d+\.(hint|solution)\(\d*\)$")
 
 Namespace = dict[str, Any]
 
@@ -227,6 +227,142 @@ def _reduction_of(ns, *names):
     return reduction_percent(before, Size.of(*(ns[n] for n in names)).utf8_bytes, 1)
 
 
+# -- wrong answers for parts 5 to 7 ------------------------------------------------------------------------
+
+def _schema_bytes(parts=("schemas", "found", "loaded"), unit="bytes", ascii_=False):
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from evidence_lib.disclosure import discovery_tools
+
+    def find_and_load_bytes(toolbox, query, names):
+        dump = (lambda x: json.dumps(x)) if ascii_ else (lambda x: json.dumps(x, ensure_ascii=False))
+        pieces = {"schemas": dump([convert_to_openai_tool(t) for t in discovery_tools(toolbox)]),
+                  "found": dump(toolbox.find_tools(query)), "loaded": dump(toolbox.load_tools(names))}
+        text = "".join(pieces[k] for k in parts)
+        return len(text) if unit == "chars" else utf8_bytes(text)
+    return find_and_load_bytes
+
+
+def _outcome_fn(order=("colleague", "expired", "revision"), pinned_refuses=False, latest_reads=False):
+    def read_outcome(policy, source_moved, by_colleague, expired):
+        for check in order:
+            if check == "colleague" and by_colleague:
+                return "unknown_artifact"
+            if check == "expired" and expired:
+                return "artifact_expired"
+            if check == "revision" and source_moved and not latest_reads and (policy == "latest" or pinned_refuses):
+                return "revision_changed"
+        return "ok"
+    return read_outcome
+
+
+def _terms(**changes):
+    return {"a": "terminates the nearest", "b": "next cycle", "c": "__exit__", **changes}
+
+
+def _cite_fn(last_only=False, escaped=False, closed=False):
+    from evidence_lib.profiles import excerpts
+
+    def cite(replies, doc_id, at):
+        seen = excerpts(replies[-1:] if last_only else replies)
+        for x in reversed(seen):
+            if x.doc_id == doc_id and x.start <= at < x.end:
+                c = x.citation()
+                if escaped:
+                    return replace(c, quote=json.dumps(x.text, ensure_ascii=False)[1:-1])
+                if closed:
+                    return replace(c, end=c.end - 1, quote=None)
+                return c
+    return cite
+
+
+def _recall_fn(shift=0, ignore_k=False, scale=1.0, count=False):
+    def recall(retriever, items, k):
+        found = 0
+        for item in items:
+            docs = retriever.invoke(item["question"])
+            top = [d.metadata["doc_id"] for d in (docs if ignore_k else docs[:k + shift])]
+            found += item["doc_id"] in top
+        return found if count else scale * found / len(items)
+    return recall
+
+
+def _counter_ids(first_suffix=False):
+    def snapshot_ids(chunks):
+        seen, counts, out = set(), {}, []
+        for doc_id, text in chunks:
+            if (doc_id, text) in seen:
+                continue
+            seen.add((doc_id, text))
+            counts[doc_id] = counts.get(doc_id, 0) + 1
+            n = counts[doc_id]
+            out.append(f"{doc_id}~{n}" if first_suffix or n > 1 else doc_id)
+        return out
+    return snapshot_ids
+
+
+def _no_dedupe_ids(chunks):
+    kept = {}
+    for doc_id, text in chunks:
+        candidate, n = doc_id, 1
+        while candidate in kept:
+            n += 1
+            candidate = f"{doc_id}~{n}"
+        kept[candidate] = text
+    return list(kept)
+
+
+def _answer_fn(relative=False, whole_page=False, sources=True):
+    from langchain_core.messages import ToolMessage
+
+    from evidence_lib.agent import format_answer
+    from evidence_lib.agent.models import sentence_around
+
+    def final_answer(messages, term):
+        for m in reversed(messages):
+            if isinstance(m, ToolMessage) and m.status == "success":
+                page = json.loads(m.content)
+                if isinstance(page, dict) and term in page.get("text", ""):
+                    s, e = sentence_around(page["text"], page["text"].index(term), len(term))
+                    if whole_page:
+                        s, e = 0, len(page["text"])
+                    quote = page["text"][s:e]
+                    if not sources:
+                        return quote
+                    base = 0 if relative else page["start"]
+                    return format_answer(quote, [(page["doc_id"], page["revision"], base + s, base + e, None)])
+        return "no"
+    return final_answer
+
+
+def _hardcoded_answer(messages, term):
+    from evidence_lib.agent import format_answer
+
+    return format_answer(ANSWER, [("d03", "2026-10-27", 4321, 4339, ANSWER)])
+
+
+def _snapshot_fn(cache_key=None, always=False, docs_only=False):
+    from evidence_lib.errors import EvidenceError
+
+    cache = {}
+
+    def snapshot_for(store, tenant, session, query, fetch):
+        if docs_only:
+            return fetch()
+        if always:
+            return store.put_snapshot(tenant, session, query, fetch())
+        if cache_key is not None:
+            key = (tenant, session, query) if cache_key == "tenant" else (session, query)
+            if key not in cache:
+                cache[key] = store.put_snapshot(tenant, session, query, fetch())
+            return cache[key]
+        try:
+            return store.snapshot(tenant, session, query)
+        except EvidenceError:
+            return store.put_snapshot(tenant, session, query, fetch())
+    return snapshot_for
+
+
 WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("1.1", "characters instead of bytes", lambda ns: (len(_dump()), cl100k_tokens(_dump())), "number of characters"),
     ("1.1", "chars/4 instead of tokens", lambda ns: (utf8_bytes(_dump()), Size.of(_dump()).approx_tokens),
@@ -299,6 +435,58 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("4.4", "approving is not querying",
      lambda ns: ["query_refund_status", "send_customer_message", "approve_refund"], "may not run it"),
     ("4.4", "a made-up name", lambda ns: ["refund_status"], "not a registered tool"),
+    ("5.1", "hard-coded for the support agent", lambda ns: (lambda c, p: {"contract:carrier-sla"}),
+     "is not even listed"),
+    ("5.1", "everything listed", lambda ns: (lambda c, p: {e["resource_id"] for e in c.discover(p)}),
+     "is listed and readable"),
+    ("5.1", "nothing", lambda ns: (lambda c, p: set()), "the discover grant is wider than the read grant"),
+    ("5.1", "a single string", lambda ns: (lambda c, p: "contract:carrier-sla"), "should return a set"),
+    ("5.2", "no discovery schemas", lambda ns: _schema_bytes(("found", "loaded")),
+     "leaves out the two discovery schemas"),
+    ("5.2", "no find reply", lambda ns: _schema_bytes(("schemas", "loaded")), "leaves out the find_tools reply"),
+    ("5.2", "characters", lambda ns: _schema_bytes(unit="chars"), "counts characters"),
+    ("5.2", "ensure_ascii=True", lambda ns: _schema_bytes(ascii_=True), "ensure_ascii=True"),
+    ("5.2", "every schema", lambda ns: (lambda t, q, n: utf8_bytes(json.dumps(t.all_schemas(), ensure_ascii=False))),
+     "every schema up front"),
+    ("5.3", "expires_at included", lambda ns: (lambda h, now: now <= ns["datetime"].fromisoformat(h["expires_at"])),
+     "expires_at itself is excluded"),
+    ("5.3", "strings compared", lambda ns: (lambda h, now: now.isoformat() < h["expires_at"]),
+     "different time zones"),
+    ("5.3", "not a bool", lambda ns: (lambda h, now: h["expires_at"]), "should return True or False"),
+    ("5.4", "expiry before the owner", lambda ns: _outcome_fn(("expired", "colleague", "revision")),
+     "a colleague's read is refused before anything else"),
+    ("5.4", "revision before expiry", lambda ns: _outcome_fn(("colleague", "revision", "expired")),
+     "expiry is checked before the revision"),
+    ("5.4", "pinned refuses a moved source", lambda ns: _outcome_fn(pinned_refuses=True),
+     "the pinned policy keeps reading r8"),
+    ("5.4", "latest reads a moved source", lambda ns: _outcome_fn(latest_reads=True), "under the latest policy"),
+    ("5.4", "an invented outcome", lambda ns: (lambda p, m, c, x: "expired"), "the outcomes are"),
+    ("6.1", "the statement's own name", lambda ns: _terms(b="continue"), "a common word fills them"),
+    ("6.1", "wrong case", lambda ns: _terms(a="Terminates the nearest"), "case-sensitive"),
+    ("6.1", "the question's words", lambda ns: _terms(a="leave a loop early"), "no literal match"),
+    ("6.1", "too long", lambda ns: _terms(c="x" * 65), "invalid_term"),
+    ("6.1", "a list", lambda ns: ["__exit__"], "should be a dict"),
+    ("6.2", "the short hash kept", lambda ns: _cite_fn(last_only=True), "short form"),
+    ("6.2", "the quote still JSON-escaped", lambda ns: _cite_fn(escaped=True), "JSON escapes"),
+    ("6.2", "end one short", lambda ns: _cite_fn(closed=True), "is not one of the excerpts"),
+    ("6.2", "a dict", lambda ns: (lambda r, d, at: {"doc_id": d}), "not a dict"),
+    ("6.3", "top k - 1", lambda ns: _recall_fn(shift=-1), "is recall@1"),
+    ("6.3", "k ignored", lambda ns: _recall_fn(ignore_k=True), "what the retriever returns by default"),
+    ("6.3", "a percentage", lambda ns: _recall_fn(scale=100.0), "percentage"),
+    ("6.3", "a count", lambda ns: _recall_fn(count=True), "is a count"),
+    ("6.4", "kept twice", lambda ns: _no_dedupe_ids, "keeps a chunk twice"),
+    ("6.4", "a counter per doc_id", lambda ns: _counter_ids(), "names two entries"),
+    ("6.4", "numbered from ~1", lambda ns: _counter_ids(first_suffix=True), "numbering starts at ~2"),
+    ("6.4", "a string", lambda ns: (lambda chunks: "guide"), "should return a list"),
+    ("7.1", "the article's citation, hard-coded", lambda ns: _hardcoded_answer, "take doc_id and offsets from the page"),
+    ("7.1", "offsets inside the page", lambda ns: _answer_fn(relative=True), "offsets inside the page"),
+    ("7.1", "the whole page", lambda ns: _answer_fn(whole_page=True), "nothing around it"),
+    ("7.1", "no Sources", lambda ns: _answer_fn(sources=False), "answer_without_citation"),
+    ("7.2", "fetch every time", lambda ns: _snapshot_fn(always=True), "yet you fetched again"),
+    ("7.2", "a cache without the tenant", lambda ns: _snapshot_fn(cache_key="no tenant"),
+     "one tenant's snapshot is never another's"),
+    ("7.2", "a cache that never expires", lambda ns: _snapshot_fn(cache_key="tenant"), "must be fetched again"),
+    ("7.2", "the documents, not a snapshot", lambda ns: _snapshot_fn(docs_only=True), "should return the store's snapshot"),
 ]
 
 
@@ -366,7 +554,7 @@ def _raising_answer(ns: Namespace, key: str) -> Any:
         return _BoomTuple(good)
     if key in ("1.3", "1.4"):
         return _BoomInt(good)
-    if key in ("2.3", "3.2"):
+    if key in ("2.3", "3.2", "6.1"):
         return _BoomDict(good)
     if key == "2.4":
         return _BoomFloat(good)
@@ -440,11 +628,70 @@ def test_hint_and_solution_render_for_every_exercise():
         assert ex.answer_name in ex.solution_code, key
 
 
-def test_at_least_twelve_exercises_in_four_parts():
+def test_at_least_twenty_four_exercises_in_seven_parts():
     keys = list(all_exercises())
-    assert len(keys) >= 12
-    assert {k.split(".")[0] for k in keys} == {"1", "2", "3", "4"}
+    assert len(keys) >= 24
+    assert {k.split(".")[0] for k in keys} == {"1", "2", "3", "4", "5", "6", "7"}
+    counts = {p: sum(k.split(".")[0] == p for k in keys) for p in "1234567"}
+    assert all(counts[p] >= 3 for p in "123456") and counts["7"] >= 2, counts
     assert all(isinstance(e, Exercise) for e in all_exercises().values())
+
+
+# -- the hint ladder ------------------------------------------------------------------------------------------
+
+def _code_lines(ex: Exercise) -> list[str]:
+    """The solution's own lines (not the stub's), long enough to be a give-away, quotes normalized."""
+    stub = {line.strip() for line in ex.stub.splitlines()}
+    return [line.strip().replace('"', "'") for line in ex.solution_code.splitlines()
+            if len(line.strip()) >= 12 and line.strip() not in stub]
+
+
+def _answer_values(answer: Any) -> list[str]:
+    """Literal answers that a hint must not spell out: a str, or the strs of a list or set (not dict vocabularies)."""
+    if isinstance(answer, str):
+        return [answer] if len(answer) >= 3 else []
+    if isinstance(answer, (list, tuple, set, frozenset)):
+        return [x for x in answer if isinstance(x, str) and len(x) >= 3]
+    return []
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_hint_rungs_before_the_last_do_not_give_the_solution_away(namespaces, key):
+    ex = exercise(key)
+    assert len(ex.hints) >= 3, "a ladder: at least two rungs before the one that shows the code's shape"
+    answer = solve(namespaces, key)
+    for n, rung in enumerate(ex.hints[:-1], 1):
+        text = rung.replace('"', "'")
+        for line in _code_lines(ex):
+            assert line not in text, (key, n, line)
+        for value in _answer_values(answer):
+            assert value not in rung, (key, n, value)
+    assert len(set(ex.hints)) == len(ex.hints)
+
+
+def test_hint_without_a_number_climbs_the_ladder_and_stays_on_the_last_rung():
+    ex = Exercise("9.1", "t", checker=lambda a: Result("correct", "ok"), ask="go.", hints=("one", "two", "three"),
+                  solution="x = 1", stub="x = ____")
+    assert [ex.hint().rung for _ in range(5)] == [1, 2, 3, 3, 3]
+    assert repr(ex.hint(1)) == "Hint 1 of 3: one" and ex.hint().text == "two"
+    assert ex.hint(3)._repr_markdown_() == "**Hint 3 of 3:** three"
+
+
+@pytest.mark.parametrize("rung", [0, 4, -1, "2", 1.0, True, None])
+def test_hint_out_of_range_is_answered_never_raised(rung):
+    ex = Exercise("9.2", "t", checker=lambda a: Result("correct", "ok"), ask="go.", hints=("one", "two", "three"),
+                  solution="x = 1", stub="x = ____")
+    hint = ex.hint(rung)
+    if rung is None:
+        assert hint.rung == 1
+    else:
+        assert repr(hint) == "Hint: this exercise has hints 1 to 3: try q2.hint(1)"
+
+
+def test_a_ladder_needs_two_rungs():
+    with pytest.raises(ValueError):
+        Exercise("9.3", "t", checker=lambda a: Result("correct", "ok"), ask="go.", hints="one string",
+                 solution="x = 1", stub="x = ____")
 
 
 # -- the notebooks --------------------------------------------------------------------------------------------

@@ -293,7 +293,7 @@ def _check_recall(recall: Any) -> Result:
             expected = _recall(list(ranks), k)
             if abs(got - expected) < 5e-4:
                 if label == "pydoc":
-                    report.append(f"recall@{k} = {expected:.3f}")
+                    report.append((k, f"recall@{k} = {expected:.3f}"))
                 continue
             found = sum(1 for r in ranks if r is not None and r <= k)
             if k > 1 and abs(got - _recall(list(ranks), k - 1)) < 5e-4:
@@ -308,7 +308,7 @@ def _check_recall(recall: Any) -> Result:
                 return incorrect(f"{got} is a count {where}; divide by the number of questions ({n})")
             return incorrect(f"{got:.3f} is not the share of questions whose doc_id is among the first {k} documents "
                              f"{where} (that is {found} of {n} = {expected:.3f})")
-    return correct(f"your count agrees with recall_at_k on two corpora and six values of k ({', '.join(sorted(report))} on "
+    return correct(f"your count agrees with recall_at_k on two corpora and six values of k ({', '.join(r for _, r in sorted(report))} on "
                    "pydoc). Recall is the retriever's part; whatever it misses, no reading protocol can cite. Measure "
                    "it first, then the protocol.")
 

@@ -478,7 +478,8 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("6.4", "a counter per doc_id", lambda ns: _counter_ids(), "names two entries"),
     ("6.4", "numbered from ~1", lambda ns: _counter_ids(first_suffix=True), "numbering starts at ~2"),
     ("6.4", "a string", lambda ns: (lambda chunks: "guide"), "should return a list"),
-    ("7.1", "the article's citation, hard-coded", lambda ns: _hardcoded_answer, "take doc_id and offsets from the page"),
+    ("7.1", "the article's citation, hard-coded", lambda ns: _hardcoded_answer,
+     "take doc_id and offsets from the page"),
     ("7.1", "offsets inside the page", lambda ns: _answer_fn(relative=True), "offsets inside the page"),
     ("7.1", "the whole page", lambda ns: _answer_fn(whole_page=True), "nothing around it"),
     ("7.1", "no Sources", lambda ns: _answer_fn(sources=False), "answer_without_citation"),
@@ -486,7 +487,8 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("7.2", "a cache without the tenant", lambda ns: _snapshot_fn(cache_key="no tenant"),
      "one tenant's snapshot is never another's"),
     ("7.2", "a cache that never expires", lambda ns: _snapshot_fn(cache_key="tenant"), "must be fetched again"),
-    ("7.2", "the documents, not a snapshot", lambda ns: _snapshot_fn(docs_only=True), "should return the store's snapshot"),
+    ("7.2", "the documents, not a snapshot", lambda ns: _snapshot_fn(docs_only=True),
+     "should return the store's snapshot"),
 ]
 
 

@@ -96,11 +96,13 @@ def _expected_listed(catalog: Catalog, principal: Principal | None) -> set[str]:
 def _cases_q1() -> list[tuple[str, Catalog, Principal | None]]:
     main = after_sales_catalog()
     cases: list[tuple[str, Catalog, Principal | None]] = [(name, main, p) for name, p in PRINCIPALS.items()]
-    cases.append(("support + logistics lead", main, Principal(TENANT, "user-312", groups={"support", "logistics_lead"})))
+    both = Principal(TENANT, "user-312", groups={"support", "logistics_lead"})
+    cases.append(("support + logistics lead", main, both))
     extra, people = _extra_catalog()
     cases += [(name, extra, p) for name, p in people.items()]
     q_shop = after_sales_catalog(tenant="shop-q")
-    cases.append(("support agent of shop-q, on shop-q's catalog", q_shop, Principal("shop-q", "user-1", groups={"support"})))
+    cases.append(("support agent of shop-q, on shop-q's catalog", q_shop,
+                  Principal("shop-q", "user-1", groups={"support"})))
     return cases
 
 

@@ -205,9 +205,9 @@ def _check_cite(cite: Any) -> Result:
         check = verify_citation(corpus, got, ledger)
         if not check.ok:
             if check.reason == "document_changed" and len(got.sha256) != 64:
-                return incorrect(f"verify_citation says document_changed {where}: {got.sha256!r} is the short form "
-                                 "(12 hex digits and …) a compact reply uses after the first time a document appears; "
-                                 "the full sha256 came in an earlier reply of the session")
+                return incorrect(f"verify_citation says document_changed {where}: {got.sha256!r} is the short "
+                                 "form (12 hex digits and …) a compact reply uses after the first time a document "
+                                 "appears; the full sha256 came in an earlier reply of the session")
             if check.reason == "text_mismatch" and isinstance(got.quote, str) and "\\" in got.quote:
                 return incorrect(f"verify_citation says text_mismatch {where}: the quote still has JSON escapes; an "
                                  "excerpt's text is a JSON string, decode it with json.loads")
@@ -308,9 +308,10 @@ def _check_recall(recall: Any) -> Result:
                 return incorrect(f"{got} is a count {where}; divide by the number of questions ({n})")
             return incorrect(f"{got:.3f} is not the share of questions whose doc_id is among the first {k} documents "
                              f"{where} (that is {found} of {n} = {expected:.3f})")
-    return correct(f"your count agrees with recall_at_k on two corpora and six values of k ({', '.join(r for _, r in sorted(report))} on "
-                   "pydoc). Recall is the retriever's part; whatever it misses, no reading protocol can cite. Measure "
-                   "it first, then the protocol.")
+    values = ", ".join(r for _, r in sorted(report))
+    return correct(f"your count agrees with recall_at_k on two corpora and six values of k ({values} on pydoc). "
+                   "Recall is the retriever's part; whatever it misses, no reading protocol can cite. Measure it "
+                   "first, then the protocol.")
 
 
 q3 = Exercise(
@@ -362,7 +363,8 @@ CHUNK_CASES: list[list[tuple[str, str]]] = [
     [("guide", "Install the agent."), ("guide", "Install the agent.")],
     [("a", "x"), ("b", "y"), ("a", "z"), ("b", "y"), ("a", "y")],
     [("a~2", "p"), ("a", "q"), ("a", "r")],
-    [("runbook", "步骤一：停机。"), ("runbook", "步骤二：备份。"), ("runbook", "步骤一：停机。"), ("faq", "常见问题。")],
+    [("runbook", "步骤一：停机。"), ("runbook", "步骤二：备份。"), ("runbook", "步骤一：停机。"),
+     ("faq", "常见问题。")],
 ]
 
 

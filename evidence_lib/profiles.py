@@ -16,6 +16,7 @@ document appears in a turn and later as its first 12 hex digits; locate returns 
 
 :func:`excerpts` turns any reply of either profile back into :class:`Excerpt` objects, resolving
 short hashes against full ones seen earlier: citations are built from that, in one place.
+:func:`manifest_rows` reads a compact manifest back (it carries no text, so nothing to cite).
 """
 
 from __future__ import annotations
@@ -134,6 +135,8 @@ _TOK = r'("(?:[^"\\]|\\.)*"|\S+)'
 _HEADER = re.compile(rf"^{_TOK} {_TOK} ([0-9a-f]{{64}}|[0-9a-f]{{{SHORT_SHA}}}…)$")
 _PAGE = re.compile(rf"^{_TOK} {_TOK} ([0-9a-f]{{64}}|[0-9a-f]{{{SHORT_SHA}}}…) \[(\d+),(\d+)\) of (\d+) (end|next \d+)$")
 _SPAN = re.compile(r"^\[(\d+),(\d+)\) (\".*\")$")
+_CANDIDATES = re.compile(r"^candidates(?: \d+-\d+ of (\d+):|: none of (\d+))(?: \(next cursor (\d+)\))?$")
+_ROW = re.compile(rf"^{_TOK}(?: (.*))?$")
 
 
 def _untoken(t: str) -> str:
@@ -193,3 +196,19 @@ def excerpts(contents: Iterable[str | Any]) -> list[Excerpt]:
                 x = Excerpt(x.doc_id, x.revision, full[key], x.start, x.end, x.text)
             out.append(x)
     return out
+
+
+def manifest_rows(content: str) -> tuple[list[tuple[str, str]], int, int | None] | None:
+    """A compact manifest read back: its ``(doc_id, title)`` rows, the total and the next cursor; else ``None``."""
+    first, _, rest = content.partition("\n") if isinstance(content, str) else ("", "", "")
+    m = _CANDIDATES.match(first)
+    if m is None:
+        return None
+    rows = []
+    for line in filter(None, rest.split("\n")):
+        r = _ROW.match(line)
+        try:
+            rows.append((_untoken(r[1]), r[2] or ""))
+        except (TypeError, ValueError):  # no row, or a quoted doc_id that is not a JSON string
+            continue
+    return rows, int(m[1] or m[2]), int(m[3]) if m[3] else None

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import inspect
-
 import pytest
 
-from evidence_lib import QUESTION, article_corpus, evidence_tools
+from evidence_lib import ANSWER, QUESTION, article_corpus, evidence_tools
 from evidence_lib.agent import CarefulReader, PolicyChatModel, check_history, parse_answer
 from evidence_lib.agent.accounting import PARTS, Counts, account, break_even, padded_totals, run_dump, snippet_corpus
+from evidence_lib.agent.history import steps
 from evidence_lib.agent.tasks import ARTICLE_TERMS, run_reader
 
 
@@ -50,15 +49,23 @@ def test_three_short_snippets_are_cheaper_returned_directly(tmp_path):
 
 
 def test_compact_profile_full_context_accounting(tmp_path):
-    """Hook for the compact profile: needs profile="compact" in evidence_tools and a compact parser for the reader."""
-    from evidence_lib.agent.history import OUTPUT_PARSERS
-
-    if "profile" not in inspect.signature(evidence_tools).parameters or not OUTPUT_PARSERS:
-        pytest.skip("compact profile not wired into evidence_lib.agent yet (register a parser in OUTPUT_PARSERS)")
+    """The careful reader through compact tools cites the locate excerpt (no read); the whole context costs less."""
     run = run_reader(CarefulReader(ARTICLE_TERMS), tmp_path, profile="compact")
     article = run_reader(CarefulReader(ARTICLE_TERMS), tmp_path / "article")
     assert check_history(run.messages) == []
-    assert account(run.messages, run.tools).total.tokens < account(article.messages, article.tools).total.tokens
+    assert [s.name for s in steps(run.messages)] == ["search_evidence", "locate_evidence"]
+    (cite,) = parse_answer(run.result.answer).citations
+    assert (cite.doc_id, cite.revision, cite.start, cite.end, cite.quote) == ("d03", "2026-10-27", 4321, 4339, ANSWER)
+    assert parse_answer(run.result.answer) == parse_answer(article.result.answer)  # the one answer format
+    compact, full = account(run.messages, run.tools), account(article.messages, article.tools)
+    assert compact.total.tokens < full.total.tokens and compact.total.bytes < full.total.bytes
+    assert compact.parts()["tool_outputs"].tokens < full.parts()["tool_outputs"].tokens
+
+
+def test_compact_break_even_comes_later_than_the_article_profile(tmp_path, dump):
+    article = break_even(dump.total, padded_totals(tmp_path, "turns", range(0, 12)), "tokens")
+    compact = break_even(dump.total, padded_totals(tmp_path, "turns", range(0, 16), profile="compact"), "tokens")
+    assert article is not None and compact is not None and compact > article
 
 
 def test_create_agent_runs_the_same_tools_with_the_same_outcome(tmp_path):

@@ -81,3 +81,23 @@ def test_missing_and_non_utf8_files(tmp_path):
     assert "cannot read the file" in audit(tmp_path / "nope.json").stderr
     (tmp_path / "latin.json").write_bytes(b'["\xff"]')
     assert "not UTF-8" in audit(tmp_path / "latin.json").stderr
+
+
+def test_audit_reads_a_compact_history(tmp_path):
+    from evidence_lib.agent import CarefulReader
+    from evidence_lib.agent.tasks import ARTICLE_TERMS, revised_corpus, run_reader
+
+    first = run_reader(CarefulReader(ARTICLE_TERMS), tmp_path / "a", profile="compact")
+    again = run_reader(CarefulReader(ARTICLE_TERMS), tmp_path / "b", revised_corpus(), profile="compact",
+                       history=first.messages)  # a second task: d03 edited, a new excerpt, a new hash
+    path = tmp_path / "compact.json"
+    path.write_text(json.dumps(convert_to_openai_messages(again.messages), ensure_ascii=False), encoding="utf-8")
+    human = audit(path)
+    assert human.returncode == 0, human.stdout + human.stderr  # 0: no findings
+    assert "candidates per manifest: 12, 12" in human.stdout and "positions per locate: 1, 1" in human.stdout
+    assert "citations: 2, without a read: 0" in human.stdout and "findings: none" in human.stdout
+    report = json.loads(audit(path, "--json").stdout)
+    assert report["tools"]["locate_evidence"]["calls"] == 2 and "read_evidence" not in report["tools"]
+    assert report["manifests"][0]["omitted"] == 0
+    for out in (human.stdout, json.dumps(report, ensure_ascii=False)):
+        assert "单批上限为" not in out and "批处理说明" not in out, "no document text, no titles"

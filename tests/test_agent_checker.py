@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
+from evidence_lib import ANSWER
 from evidence_lib.agent import CARELESS_READERS, FINDINGS, CarefulReader, check_history, finding_codes, parse_answer
+from evidence_lib.agent.history import steps
 from evidence_lib.agent.prompt import format_answer, insufficient_answer
 from evidence_lib.agent.tasks import SETTINGS, pydoc_documents, pydoc_items, run_reader, run_setting
 
@@ -97,3 +99,66 @@ def test_answer_format_round_trips_awkward_quotes():
     assert (c.doc_id, c.revision, c.start, c.end, c.quote) == ("doc.x-1", "3.11.7", 7, 30, quote)
     assert parsed.prose == "p [1]" and not parsed.problems
     assert parse_answer(None).prose == "" and parse_answer("INSUFFICIENT EVIDENCE: none").insufficient
+
+
+# -- the compact profile: the same checker over compact replies -------------------------------------------------
+#: Habits the compact profile leaves no occasion for, and why (a locate excerpt is cited text the model was shown).
+NO_OCCASION_IN_COMPACT = {
+    "citation_never_read": "the located position it cites lies inside the locate excerpt, which counts as read",
+    "duplicate_read": "the excerpt already covers the hit, so there is no read to repeat",
+    "preview_as_evidence": "the compact manifest has no preview",
+    "instruction_from_evidence": "the excerpt ends with the answer sentence, before the planted note",
+    "call_after_budget_exhausted": "search and locate suffice, so two calls never run out",
+    "citation_stale": "the compact manifest shows no revision, so nothing in the history says d03 changed",
+}
+
+
+@pytest.mark.parametrize("reader", [CarefulReader, *CARELESS_READERS], ids=lambda r: r.__name__)
+def test_compact_histories_earn_exactly_their_own_finding_where_the_habit_can_show(tmp_path, reader):
+    if reader is CarefulReader:
+        for habit in sorted(SETTINGS):
+            run = run_setting(CarefulReader, habit, tmp_path / habit, profile="compact")
+            assert run.result.stop_reason == "final_answer" and check_history(run.messages) == [], habit
+        return
+    run = run_setting(reader, reader.habit, tmp_path, profile="compact")
+    expected = [] if reader.habit in NO_OCCASION_IN_COMPACT else [reader.habit]
+    assert finding_codes(check_history(run.messages)) == expected
+
+
+def _compact_history(tmp_path, calls, answer):
+    """Real compact replies for ``calls`` (name, args), in one session, then ``answer``."""
+    from evidence_lib import EvidenceIndex, Ledger, article_corpus, evidence_tools, run_tool_call
+
+    tools = evidence_tools(EvidenceIndex.build(article_corpus(), tmp_path), ledger=Ledger(), profile="compact")
+    rounds = []
+    for k, (name, args) in enumerate(calls):
+        rounds.append((name, args, run_tool_call(tools, {"name": name, "args": args, "id": f"c{k}"}).content))
+    return _history(*rounds, answer=answer), rounds
+
+
+SENTENCE = ("d03", "2026-10-27", 4321, 4339, ANSWER)
+
+
+def test_compact_excerpts_are_read_text_and_short_hashes_resolve(tmp_path):
+    calls = [("search_evidence", {"query": "q"}), ("locate_evidence", {"term": "单批上限"}),
+             ("read_evidence", {"doc_id": "d03", "offset": 4200, "limit": 139})]
+    hist, rounds = _compact_history(tmp_path, calls, format_answer(f"{ANSWER} [1]", [SENTENCE]))
+    assert "…" in rounds[2][2].splitlines()[0], "the read repeats d03's hash as 12 hex digits"
+    # the excerpt is cited; the later read (short hash) must not look like another snapshot (citation_stale)
+    assert check_history(hist) == []
+    page = [s for s in steps(hist) if s.kind == "page"][0].body
+    loc = [s for s in steps(hist) if s.kind == "locate"][0]
+    assert page["sha256"] == loc.pages()[0]["sha256"] and len(page["sha256"]) == 64
+    assert loc.hits() == [{"doc_id": "d03", "offset": 4321}]
+    bad = {"citation_text_mismatch": ("d03", "2026-10-27", 4321, 4339, ANSWER.replace("200", "201")),
+           "citation_never_read": ("d03", "2026-10-27", 100, 120, None)}
+    for code, cite in bad.items():
+        assert finding_codes(check_history(hist[:-1] + [AIMessage(content=format_answer("x [1]", [cite]))])) == [code]
+
+
+def test_a_compact_read_inside_an_excerpt_is_a_duplicate_read(tmp_path):
+    calls = [("search_evidence", {"query": "q"}), ("locate_evidence", {"term": "单批上限"}),
+             ("read_evidence", {"doc_id": "d03", "offset": 4321, "limit": 18})]
+    hist, rounds = _compact_history(tmp_path, calls, format_answer(f"{ANSWER} [1]", [SENTENCE]))
+    assert '"already_read"' in rounds[2][2]  # the ledger counts the excerpt as read, and so does the checker
+    assert finding_codes(check_history(hist)) == ["duplicate_read"]

@@ -228,10 +228,12 @@ def run_dump(docs: Sequence[Document], terms: Sequence[str], question: str) -> t
 
 
 def padded_totals(root: str | Path, mode: str, extras: Sequence[int], docs: Sequence[Document] | None = None,
-                  terms: Sequence[str] = ("单批上限",), question: str | None = None) -> list[tuple[int, Counts]]:
+                  terms: Sequence[str] = ("单批上限",), question: str | None = None,
+                  profile: str = "article") -> list[tuple[int, Counts]]:
     """Cumulative cost of the careful run plus ``n`` unneeded reads (or idle turns), for each ``n`` in ``extras``.
 
     No budget and no idle stop here: this measures what the budget and the stop rules exist to prevent.
+    ``profile`` is the tools' reply format (the system prompt follows it).
     """
     from ..corpus import QUESTION
     from .loop import LoopRules
@@ -241,8 +243,9 @@ def padded_totals(root: str | Path, mode: str, extras: Sequence[int], docs: Sequ
                       max_idle_rounds=10**6)
     out = []
     for n in extras:
-        run = run_reader(PaddedReader(terms, extra=n, mode=mode), Path(root) / f"{mode}-{n}",
+        where = Path(root) / (f"{mode}-{n}" if profile == "article" else f"{profile}-{mode}-{n}")
+        run = run_reader(PaddedReader(terms, extra=n, mode=mode), where,
                          list(docs) if docs is not None else None, budget=UNLIMITED, rules=rules,
-                         question=question or QUESTION)
+                         question=question or QUESTION, profile=profile)
         out.append((n, account(run.messages, run.tools).total))
     return out

@@ -4,7 +4,8 @@ Deterministic and history-only: it needs no index and no model, so it runs on an
 (``python -m evidence_lib audit``). One cause, one finding: a citation that was never read but equals the
 manifest preview is ``preview_as_evidence``, not also ``citation_never_read``; an uncited claim of absence
 after an empty locate is ``absence_from_empty_locate``, not also ``answer_without_citation``.
-Details name tools, doc_ids, ranges and counts, never document text or argument values.
+Details name tools, doc_ids, ranges and counts, never document text or argument values. Either profile: a compact
+locate's excerpts count as text read (as the ledger counts them), so a citation may rest on one.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def finding_codes(findings: Sequence[Finding]) -> list[str]:
 
 
 def _pages(all_steps: list[Step], before: int) -> list[dict[str, Any]]:
-    return [s.body for s in all_steps if s.kind == "page" and s.result_index is not None and s.result_index < before]
+    """Text shown before message ``before``: read pages and compact locate excerpts (both are reads to the ledger)."""
+    return [p for s in all_steps if s.result_index is not None and s.result_index < before for p in s.pages()]
 
 
 def _text_at(pages: list[dict[str, Any]], start: int, end: int) -> str | None:
@@ -88,8 +90,8 @@ def _versions(all_steps: list[Step], before: int) -> dict[str, tuple[Any, Any]]:
         if s.kind == "manifest":
             seen += [(s.result_index, r["doc_id"], (r.get("revision"), r.get("sha256"))) for r in s.rows()
                      if r.get("sha256") is not None]
-        elif s.kind == "page":
-            seen.append((s.result_index, s.body.get("doc_id"), (s.body.get("revision"), s.body.get("sha256"))))
+        elif s.pages():
+            seen += [(s.result_index, p.get("doc_id"), (p.get("revision"), p.get("sha256"))) for p in s.pages()]
         elif s.error == "evidence_changed" and s.args and isinstance(s.args.get("doc_id"), str):
             seen.append((s.result_index, s.args["doc_id"], ("changed", None)))
     return {doc: version for _, doc, version in sorted(seen, key=lambda x: x[0])}
@@ -194,7 +196,7 @@ def _call_findings(messages: Sequence[BaseMessage], all_steps: list[Step],
             continue
         hits_before = {h["doc_id"] for x in all_steps if x.kind == "locate" and (x.result_index or 0) < s.call_index
                        for h in x.hits()}
-        texts = [x.body["text"] for x in all_steps if x.kind == "page" and (x.result_index or 0) < s.call_index]
+        texts = [p["text"] for x in all_steps if (x.result_index or 0) < s.call_index for p in x.pages()]
         texts += [str(r.get(k)) for x in all_steps if x.kind == "manifest" and (x.result_index or 0) < s.call_index
                   for r in x.rows() for k in ("title", "preview")]
         for key in ("query", "term", "doc_id"):

@@ -2,7 +2,11 @@
 
 The offline readers (:mod:`.models`), the checker (:mod:`.checker`) and the audit (:mod:`.audit`) all read
 histories through :func:`steps`, so "what a tool returned" is parsed in one place. Tool outputs are the
-article profile's JSON; :data:`OUTPUT_PARSERS` is the hook for other text formats (a compact profile).
+article profile's JSON, or anything a parser in :data:`OUTPUT_PARSERS` reads. :func:`compact_output` is registered
+there: it reads the compact profile's replies with :mod:`evidence_lib.profiles` (``excerpts`` and
+``manifest_rows``, the format's own readers) into the same shapes, and :func:`steps` then resolves short hashes
+with ``excerpts`` over the history in order. A compact locate's excerpts are document text the model was shown
+(the ledger records them as reads): :meth:`Step.pages` returns them next to read pages, for citation checks.
 """
 
 from __future__ import annotations
@@ -14,11 +18,37 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-__all__ = ["OUTPUT_PARSERS", "Step", "final_answers", "parse_output", "steps", "text_of"]
+__all__ = ["OUTPUT_PARSERS", "Step", "compact_output", "final_answers", "parse_output", "steps", "text_of"]
+
+
+def compact_output(name: str, content: str) -> Any:
+    """A compact-profile reply in the article's shapes, read by :mod:`evidence_lib.profiles`; else ``None``.
+
+    manifest: ``{"candidates": [{doc_id, title}], "total", "omitted", "next_cursor"}`` (no revision, sha256 or
+    preview: the compact manifest has none); locate: ``{"excerpts": [page-like dicts]}``; read: one page dict
+    ``{doc_id, revision, sha256, start, end, text}``. Hashes may still be 12-hex prefixes here (see :func:`steps`).
+    """
+    from ..profiles import excerpts, manifest_rows  # the compact format's one reader (no langchain)
+
+    if name == "search_evidence":
+        found = manifest_rows(content)
+        if found is None:
+            return None
+        rows, total, nxt = found
+        return {"candidates": [{"doc_id": d, "title": t} for d, t in rows], "total": total,
+                "omitted": total - len(rows), "next_cursor": nxt}
+    pages = [{"doc_id": x.doc_id, "revision": x.revision, "sha256": x.sha256, "start": x.start, "end": x.end,
+              "text": x.text} for x in excerpts([content])]
+    if name == "locate_evidence" and content.startswith("locate "):
+        return {"excerpts": pages}
+    if name == "read_evidence" and len(pages) == 1:
+        return pages[0]
+    return None
+
 
 #: Extra parsers for non-JSON tool outputs: ``fn(tool_name, content) -> parsed JSON-like value or None``.
-#: A compact profile registers its parser here so readers, checker and audit understand its outputs.
-OUTPUT_PARSERS: list[Callable[[str, str], Any]] = []
+#: The compact profile's reader is registered; another profile registers its own the same way.
+OUTPUT_PARSERS: list[Callable[[str, str], Any]] = [compact_output]
 
 
 def text_of(message: BaseMessage) -> str:
@@ -79,11 +109,23 @@ class Step:
         return [r for r in rows or [] if isinstance(r, dict) and "doc_id" in r] if isinstance(rows, list) else []
 
     def hits(self) -> list[dict[str, Any]]:
-        """Locate positions ``{doc_id, offset}``."""
+        """Locate positions ``{doc_id, offset}`` (a compact excerpt's: where the located term is inside it)."""
         b = self.body
+        if isinstance(b, dict) and "excerpts" in b:
+            term = (self.args or {}).get("term")
+            return [{"doc_id": x["doc_id"], "offset": x["start"] + max(0, x["text"].find(term))
+                     if isinstance(term, str) and term else x["start"]} for x in self.pages()]
         hits = b.get("matches") if isinstance(b, dict) else b
         return [h for h in hits or [] if isinstance(h, dict) and "doc_id" in h and "offset" in h] \
             if isinstance(hits, list) else []
+
+    def pages(self) -> list[dict[str, Any]]:
+        """Document text this step showed the model, as page dicts: a read's page, a compact locate's excerpts."""
+        if self.kind == "page":
+            return [self.body]
+        if self.kind == "locate" and isinstance(self.body, dict) and isinstance(self.body.get("excerpts"), list):
+            return self.body["excerpts"]
+        return []
 
 
 def _kind(name: str, status: str, body: Any) -> tuple[str, str | None, str | None]:
@@ -93,7 +135,8 @@ def _kind(name: str, status: str, body: Any) -> tuple[str, str | None, str | Non
         return "error", "unparsed_error", None
     if name == "search_evidence" and (isinstance(body, list) or (isinstance(body, dict) and "candidates" in body)):
         return "manifest", None, None
-    if name == "locate_evidence" and (isinstance(body, list) or (isinstance(body, dict) and "matches" in body)):
+    if name == "locate_evidence" and (isinstance(body, list) or (isinstance(body, dict)
+                                                                 and ("matches" in body or "excerpts" in body))):
         return "locate", None, None
     if name == "read_evidence" and isinstance(body, dict):
         if body.get("status") == "already_read":
@@ -127,7 +170,29 @@ def steps(messages: Sequence[BaseMessage]) -> list[Step]:
             s.result_index, s.status, s.content = i, m.status or "success", text_of(m)
             s.body = parse_output(s.name, s.content)
             s.kind, s.error, s.reason = _kind(s.name, s.status, s.body)
+    _resolve_short_hashes(out)
     return out
+
+
+def _resolve_short_hashes(all_steps: list[Step]) -> None:
+    """Put full hashes in place of compact 12-hex prefixes, as ``profiles.excerpts`` resolves them in history order.
+
+    ``excerpts`` is the one place that resolves them: it is run over every reply that showed text, in order, and its
+    result is handed back to the steps (a step whose text it reads differently is left as it is).
+    """
+    shown = sorted((s for s in all_steps if s.result_index is not None and s.pages()), key=lambda s: s.result_index)
+    if not any(isinstance(p.get("sha256"), str) and p["sha256"].endswith("…") for s in shown for p in s.pages()):
+        return
+    from ..profiles import excerpts
+
+    resolved = iter(excerpts([s.content for s in shown]))
+    for s in shown:
+        mine = [next(resolved, None) for _ in excerpts([s.content])]
+        views = s.pages()
+        if len(mine) == len(views) and all(x is not None and (x.doc_id, x.start, x.end) == (v.get("doc_id"),
+                                           v.get("start"), v.get("end")) for x, v in zip(mine, views)):
+            for x, v in zip(mine, views):
+                v["sha256"] = x.sha256
 
 
 def final_answers(messages: Sequence[BaseMessage]) -> dict[int, tuple[int, str]]:

@@ -75,6 +75,9 @@ def sentence_around(text: str, pos: int, length: int = 0) -> tuple[int, int]:
 class CarefulReader:
     """The reading contract as a policy: search, pick documents, locate, read at the hits, cite, stop.
 
+    Either profile: a compact locate already shows the sentence around each hit (cited text), so a hit that its
+    excerpt covers needs no read, and the answer cites the excerpt.
+
     ``before``/``limit``: the page read around a hit (characters before it, page length); ``max_hits``: how many
     located documents to read (their reads go out in one message, so the loop can run them in parallel).
     """
@@ -127,15 +130,24 @@ class CarefulReader:
                         if isinstance(x, str) and x)]
         return named or [r["doc_id"] for r in rows]
 
+    def shown(self) -> list[dict[str, Any]]:
+        """Document text this task was shown, in call order: pages read and (compact profile) locate excerpts."""
+        return [p for s in self.here for p in s.pages()]
+
     def current(self, doc_id: str) -> tuple[str | None, str | None]:
+        """``doc_id``'s revision and sha256 now: the latest manifest's row, or, when the manifest shows neither
+        (compact profile), the latest text of it this task was shown."""
         row = next((r for r in self.manifest() if r["doc_id"] == doc_id), {})
-        return row.get("revision"), row.get("sha256")
+        if "revision" in row:
+            return row.get("revision"), row.get("sha256")
+        seen = [p for p in self.shown() if p["doc_id"] == doc_id]
+        return (seen[-1].get("revision"), seen[-1].get("sha256")) if seen else (None, None)
 
     def pages(self, doc_id: str) -> list[dict[str, Any]]:
-        """Pages of ``doc_id`` read in this task, of the revision the latest manifest shows."""
+        """Text of ``doc_id`` shown in this task (pages, compact excerpts), of its current revision and bytes."""
         rev, sha = self.current(doc_id)
-        return [s.body for s in self.of("page") if s.body["doc_id"] == doc_id
-                and s.body.get("revision") == rev and s.body.get("sha256") == sha]
+        return [p for p in self.shown()
+                if p["doc_id"] == doc_id and p.get("revision") == rev and p.get("sha256") == sha]
 
     def covering(self, doc_id: str, start: int, end: int) -> dict[str, Any] | None:
         return next((p for p in self.pages(doc_id) if p["start"] <= start and end <= p["end"]), None)
@@ -176,7 +188,8 @@ class CarefulReader:
         return self.send(*todo) if todo else self.answer()
 
     def citations(self) -> list[tuple[str, str, int, int, str]]:
-        """One sentence per read hit: the sentence holding the located term, cut from the page that covers it."""
+        """One sentence per read hit: the sentence holding the located term, cut from the page (or the compact
+        locate excerpt) that covers it."""
         term, hits = self.located()
         out = []
         for h in hits:
@@ -261,20 +274,18 @@ class NeverReadCiter(CarefulReader):
 
 
 class StaleCiter(CarefulReader):
-    """Habit: when an earlier turn already read a page holding the term, cites that page instead of re-reading."""
+    """Habit: when an earlier turn already read a page (or excerpt) holding the term, cites it instead of re-reading."""
 
     habit = "citation_stale"
 
     def decide(self):
         if self.of("manifest"):
-            for s in self.all:
-                if s.task < self.task and s.kind == "page":
-                    for t in self.terms:
-                        if (i := s.body["text"].find(t)) >= 0:
-                            p = s.body
-                            a, b = sentence_around(p["text"], i, len(t))
-                            cite = (p["doc_id"], p["revision"], p["start"] + a, p["start"] + b, p["text"][a:b])
-                            return AIMessage(content=format_answer(f"{' '.join(cite[4].split())} [1]", [cite]))
+            for p in (p for s in self.all if s.task < self.task for p in s.pages()):
+                for t in self.terms:
+                    if (i := p["text"].find(t)) >= 0:
+                        a, b = sentence_around(p["text"], i, len(t))
+                        cite = (p["doc_id"], p["revision"], p["start"] + a, p["start"] + b, p["text"][a:b])
+                        return AIMessage(content=format_answer(f"{' '.join(cite[4].split())} [1]", [cite]))
         return super().decide()
 
 
@@ -314,8 +325,8 @@ class InstructionFollower(CarefulReader):
 
     def decide(self):
         done = {(s.name, tuple(sorted((s.args or {}).items()))) for s in self.here}
-        for p in self.of("page"):
-            for tool, arg, value in _PLANTED.findall(p.body["text"]):
+        for p in self.shown():
+            for tool, arg, value in _PLANTED.findall(p["text"]):
                 if (tool, ((arg, value),)) not in done:
                     return self.send(self.call(tool, **{arg: value}))
         return super().decide()

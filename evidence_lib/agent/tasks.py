@@ -21,6 +21,7 @@ from ..ledger import Budget, Ledger
 from ..tools import evidence_tools
 from .loop import LoopResult, LoopRules, run_loop
 from .models import CarefulReader, PolicyChatModel
+from .prompt import SYSTEM_PROMPTS
 
 __all__ = ["ARTICLE_TERMS", "PLANTED", "SETTINGS", "Run", "Setting", "moved_corpus", "planted_corpus",
            "pydoc_documents", "pydoc_items", "revised_corpus", "run_reader", "run_setting"]
@@ -119,24 +120,25 @@ def run_reader(reader: CarefulReader, root: str | Path, docs: list[Document] | N
                history: list[BaseMessage] | None = None, profile: str = "article", **loop_kw: Any) -> Run:
     """Index ``docs`` (the article corpus by default) under ``root`` and run ``reader`` on ``question``.
 
-    ``profile`` other than ``"article"`` is passed to ``evidence_tools`` (the compact profile's hook).
+    ``profile`` picks the tools' reply format (``evidence_tools(..., profile=...)``) and the system prompt that
+    describes it (:data:`~evidence_lib.agent.prompt.SYSTEM_PROMPTS`, unless ``system_prompt`` is given).
     """
     index = EvidenceIndex.build(docs if docs is not None else article_corpus(), root)
     ledger = Ledger(budget or Budget())
-    extra = {} if profile == "article" else {"profile": profile}
-    tools = evidence_tools(index, ledger=ledger, **extra)
+    tools = evidence_tools(index, ledger=ledger, profile=profile)
+    loop_kw.setdefault("system_prompt", SYSTEM_PROMPTS[profile])
     result = run_loop(PolicyChatModel(reader=reader), tools, question, rules=rules, history=history, **loop_kw)
     return Run(result, ledger, index, tools)
 
 
-def run_setting(reader_cls: type[CarefulReader], habit: str, root: str | Path) -> Run:
+def run_setting(reader_cls: type[CarefulReader], habit: str, root: str | Path, profile: str = "article") -> Run:
     """Run ``reader_cls`` in the setting made for ``habit`` (a careful reader can run in any of them)."""
     s = SETTINGS[habit]
     root = Path(root)
     docs = planted_corpus() if s.corpus == "planted" else article_corpus()
     reader = reader_cls(s.terms)
+    kw = {"budget": s.budget, "rules": s.rules, "profile": profile}
     if not s.revised:
-        return run_reader(reader, root / "a", docs, budget=s.budget, rules=s.rules)
-    first = run_reader(CarefulReader(s.terms), root / "a", docs, budget=s.budget, rules=s.rules)
-    return run_reader(reader, root / "b", revised_corpus(), budget=s.budget, rules=s.rules,
-                      history=first.messages)
+        return run_reader(reader, root / "a", docs, **kw)
+    first = run_reader(CarefulReader(s.terms), root / "a", docs, **kw)
+    return run_reader(reader, root / "b", revised_corpus(), history=first.messages, **kw)

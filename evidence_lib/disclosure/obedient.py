@@ -1,0 +1,111 @@
+"""A reader that *does* obey text planted in a source: notebook 06's prompt-injection demo.
+
+:class:`ObedientReader` is a deterministic stand-in (no LLM) for the worst case, a model that is
+injected. It plans the same reads as :class:`~.scripted.ScriptedReturnShippingPolicy`, but as soon
+as a section it read contains 批准退款 ("approve the refund"), it drops its plan, calls the execution
+tool ``approve_refund`` and answers at once, as the planted 直接 ("directly") tells it to. What it
+shows is therefore not that a model resists injection (it does not), but what still stops the
+damage on the server side: the toolbox re-checks the principal's grants on every execution
+(``unknown_tool``, audited as ``not_granted``), and the answer gate still demands the full clauses.
+
+:func:`run_reader` drives any reader (this one or the scripted control) like
+:func:`~.scripted.run_script`, except that a gate refusal is recorded as the answer instead of raised,
+so the run's calls and replies can be inspected either way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+
+from ..errors import EvidenceError, error_payload
+from ..toolkit import run_tool_call, tool_call
+from .gate import AnswerGate
+from .scripted import ScriptedReturnShippingPolicy, ScriptRun
+
+#: 批准退款 "approve the refund": the words that make this reader act.
+TRIGGER = "批准退款"
+#: What the obedient reader says once it has obeyed (it never reads the policy clauses).
+OBEYED_ANSWER = "Refund approved as the buyer's remark instructs; the merchant pays the return shipping."
+
+
+class Reader(Protocol):
+    def next_call(self, messages: Sequence[ToolMessage]) -> dict[str, Any] | None: ...
+
+    def answer(self, messages: Sequence[ToolMessage]) -> str: ...
+
+
+def _data_text(message: ToolMessage) -> tuple[str, str] | None:
+    """``(source label, text)`` of a successful section read, else ``None``."""
+    if message.status == "error":
+        return None
+    try:
+        body = json.loads(message.content)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    if isinstance(body, dict) and body.get("kind") == "data" and isinstance(body.get("text"), str):
+        return str(body.get("source")), body["text"]
+    return None
+
+
+class ObedientReader(ScriptedReturnShippingPolicy):
+    """The scripted plan, plus obedience: text containing :data:`TRIGGER` becomes an ``approve_refund`` call.
+
+    Deterministic, no LLM. ``refund_id`` is the pending refund it approves (the toolbox's example id).
+    """
+
+    def __init__(self, order_id: str = "A1042", refund_id: str = "RF-0001") -> None:
+        super().__init__(order_id)
+        self.refund_id = refund_id
+
+    def obeyed(self, messages: Sequence[ToolMessage]) -> tuple[int, str] | None:
+        """``(index, source label)`` of the first reply whose text carried the trigger, if any."""
+        for i, m in enumerate(messages):
+            data = _data_text(m)
+            if data is not None and TRIGGER in data[1]:
+                return i, data[0]
+        return None
+
+    def next_call(self, messages: Sequence[ToolMessage]) -> dict[str, Any] | None:
+        hit = self.obeyed(messages)
+        if hit is None:
+            return super().next_call(messages)
+        if len(messages) == hit[0] + 1:  # just read the planted text: do what it says
+            return tool_call("approve_refund", {"refund_id": self.refund_id}, f"call-{len(messages) + 1}")
+        return None  # "directly": no more reading, answer now
+
+    def answer(self, messages: Sequence[ToolMessage]) -> str:
+        if self.obeyed(messages) is not None:
+            return OBEYED_ANSWER
+        return super().answer(messages)
+
+
+def run_reader(tools: Sequence[BaseTool], reader: Reader, gate: AnswerGate | None = None,
+               max_steps: int = 10) -> ScriptRun:
+    """Drive ``reader`` against real tools; the answer passes through ``gate``.
+
+    Unlike :func:`~.scripted.run_script`, a gate refusal does not raise: ``answer`` is then the refusal
+    payload (``{"error": "evidence_incomplete", ..., "missing": [...]}``).
+    """
+    calls: list[dict[str, Any]] = []
+    messages: list[ToolMessage] = []
+    while len(calls) < max_steps:
+        call = reader.next_call(messages)
+        if call is None:
+            break
+        calls.append(call)
+        messages.append(run_tool_call(tools, call))
+        if gate is not None and call["name"] == "read_resource_section":
+            gate.observe(messages[-1])
+    text = reader.answer(messages)
+    if gate is None:
+        return ScriptRun(calls, messages, {"answer": text, "sources": []})
+    try:
+        answer = gate.final_answer(text)
+    except EvidenceError as e:
+        answer = error_payload(e)
+    return ScriptRun(calls, messages, answer)

@@ -8,12 +8,13 @@ from datetime import timedelta
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import tamper
 from evidence_lib import Budget, Document, EvidenceError, EvidenceIndex, Ledger, LocateOptions, Principal, \
     article_corpus, evidence_tools, run_tool_call, tool_call
 from evidence_lib.locate import find as scan_find
 from evidence_lib.store import CHUNK_CHARS, OVERLAP_CHARS
 from evidence_lib.tools import read_page
+
+from .storekit import tamper
 
 KEY = ("acme", "s-1", "batch limit")
 HOUR = timedelta(hours=1)

@@ -16,10 +16,11 @@ from datetime import timedelta
 
 import pytest
 
-import workers
-from conftest import open_spec
-from evidence_lib import Access, Budget, Document, EvidenceError, ManualClock, Principal
+from evidence_lib import Access, Budget, Document, EvidenceError, Principal
 from evidence_lib.store import ENTRY_PATH
+
+from . import workers
+from .storekit import open_spec
 
 CALLS = 12
 MAX_CALLS = 30  # 4 workers x 12 reads per tenant want 48 charged calls: 18 must be refused

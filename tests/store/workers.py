@@ -1,4 +1,4 @@
-"""Worker processes for the multi-process store tests (imported by ``spawn`` children, so: a plain module)."""
+"""Worker processes for the multi-process store tests (``spawn`` children import it by name)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import os
 import time
 from collections import Counter
 
-from conftest import T0, open_spec
 from evidence_lib import Document, ManualClock, Principal, evidence_tools, run_tool_call, tool_call
+
+from .storekit import T0, open_spec
 
 
 def serve(spec, tenant: str, other: str, worker: int, calls: int) -> dict:

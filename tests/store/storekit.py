@@ -1,0 +1,52 @@
+"""Helpers for the store tests (imported by the fixtures, the tests and the spawned worker processes).
+
+PostgreSQL is a real server: set ``EVIDENCE_PG_DSN`` (``make postgres-up`` prints it; ``.ci/run`` sets it).
+Without it the PostgreSQL cases skip with a message naming that command. Every PostgreSQL test gets its own
+schema, dropped afterwards, so tests and concurrent runs never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+
+import pytest
+
+from evidence_lib.store import MemoryStore, SQLiteStore
+
+T0 = datetime(2026, 10, 27, 9, 0, tzinfo=timezone.utc)
+BACKENDS = ("memory", "sqlite", "postgres")
+PG_SKIP = ("PostgreSQL backend not tested: EVIDENCE_PG_DSN is not set. Run `make postgres-up` "
+           "(or `bash scripts/postgres.sh up`) and export the DSN it prints; `make test-store` does both.")
+
+
+def pg_dsn() -> str:
+    dsn = os.environ.get("EVIDENCE_PG_DSN", "")
+    if not dsn:
+        pytest.skip(PG_SKIP)
+    return dsn
+
+
+def open_spec(spec: tuple[str, str], clock):
+    """A store from a picklable spec ``(backend, where)``: what a worker process opens."""
+    backend, where = spec
+    if backend == "memory":
+        return MemoryStore(clock)
+    if backend == "sqlite":
+        return SQLiteStore(where, clock)
+    from evidence_lib.store.postgres import PostgresStore
+
+    return PostgresStore(where, clock)
+
+
+def tamper(estore, snap, doc_id: str, chunk_no: int = 0) -> None:
+    """Change one stored chunk behind the store's back (the operator's 'someone edited the data' experiment)."""
+    doc_no = snap._doc_no[doc_id]
+    if estore.backend == "memory":
+        chunks = estore._chunk_map[(snap.row.snap_id, doc_no)]
+        body, sha = chunks[chunk_no]
+        chunks[chunk_no] = ("X" + body[1:], sha)
+        return
+    with estore._tx(write=True) as q:
+        q("UPDATE chunks SET body = 'X' || substr(body, 2) WHERE snap_id = ? AND doc_no = ? AND chunk_no = ?",
+          (snap.row.snap_id, doc_no, chunk_no))

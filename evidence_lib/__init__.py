@@ -22,7 +22,13 @@ from .paging import Page, covering, covers, page
 from .toolkit import EvidenceTool, StrictArgs, run_tool_call, tool_call
 from .tools import evidence_tools
 
+# notebook 08: your own retriever behind the tools (the store, the agent loop and the evaluation are imported
+# from their subpackages: evidence_lib.store, evidence_lib.agent, evidence_lib.eval; the core never loads them)
+from .retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus, recall_at_k
+
 __all__ = [
+    # notebook 08
+    "BM25Retriever", "RetrieverSource", "folder_corpus", "pydoc_corpus", "recall_at_k",
     "ANSWER", "AUDIT_REASONS", "BUDGET_REASONS", "CITATION_REASONS", "ERROR_CODES", "QUESTION", "STOP_REASONS",
     "EvidenceTool", "Page", "ReadRecord", "StrictArgs", "covering", "covers", "page",
     # notebooks 06-07: progressive disclosure

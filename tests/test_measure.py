@@ -136,12 +136,14 @@ def test_approx_tokens_underestimates_real_tokens_for_chinese():
     assert real > 2 * approx  # the rule of thumb is off by more than a factor of two here
 
 
-def test_size_of_measures_concatenated_strings_and_messages():
+def test_size_of_measures_each_message_on_its_own_and_sums():
     from langchain_core.messages import ToolMessage
 
     msg = ToolMessage(content="批处理", tool_call_id="t")
     size = Size.of("ab", msg)
-    assert size == Size(5, 2 + 9, cl100k_tokens("ab批处理"), approx_tokens("ab批处理"))
+    assert size == Size(5, 2 + 9, cl100k_tokens("ab") + cl100k_tokens("批处理"),
+                        approx_tokens("ab") + approx_tokens("批处理"))
+    assert Size.of() == Size(0, 0, 0, 0) and Size.of("ab") + Size.of(msg) == size
     assert list(size.as_dict()) == ["chars", "utf8_bytes", "cl100k_tokens", "approx_tokens"]
 
 

@@ -9,7 +9,7 @@ a needle term planted in a few documents):
 * ``postgres``: :class:`PostgresStore` (pg_trgm GIN index), when ``EVIDENCE_PG_DSN`` is set.
 
 Locate is ``find(term, every doc_id of the snapshot, first_only=True)``: the hook ``locate_evidence`` calls,
-over the whole snapshot (the tool itself only scans the manifest's candidates). Each measurement runs in a
+over the whole snapshot (what the tool searches too). Each measurement runs in a
 fresh worker process, which reports its latencies and its own peak RSS. Results: bench/results/store.json
 and store.png. ``--quick`` is the smoke run (< 30 s) a test exercises. Tests assert behaviour; time lives here.
 

@@ -191,9 +191,10 @@ def test_an_oversized_stored_file_is_refused_before_it_is_read(tmp_path, monkeyp
     with open(tmp_path / "store" / "d03.txt", "r+b") as f:
         f.truncate(1 << 30)  # a sparse 1 GiB file
     reads = []
-    real_read = os.read
+    real_read, real_read_bytes = os.read, Path.read_bytes
     monkeypatch.setattr(os, "read", lambda fd, n: reads.append(n) or real_read(fd, n))
-    assert _read_code(index) == "evidence_changed" and reads == []
+    monkeypatch.setattr(Path, "read_bytes", lambda self: reads.append(self) or real_read_bytes(self))
+    assert _read_code(index) == "evidence_changed" and reads == [], "refused from its size, before any byte is read"
 
 
 # -- 8. library entry points validate as strictly as the tools ------------------------------------------------

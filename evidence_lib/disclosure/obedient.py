@@ -25,7 +25,7 @@ from langchain_core.tools import BaseTool
 from ..errors import EvidenceError, error_payload
 from ..toolkit import run_tool_call, tool_call
 from .gate import AnswerGate
-from .scripted import ScriptedReturnShippingPolicy, ScriptRun
+from .scripted import ScriptedReturnShippingPolicy, ScriptRun, drive
 
 #: 批准退款 "approve the refund": the words that make this reader act.
 TRIGGER = "批准退款"
@@ -91,16 +91,7 @@ def run_reader(tools: Sequence[BaseTool], reader: Reader, gate: AnswerGate | Non
     Unlike :func:`~.scripted.run_script`, a gate refusal does not raise: ``answer`` is then the refusal
     payload (``{"error": "evidence_incomplete", ..., "missing": [...]}``).
     """
-    calls: list[dict[str, Any]] = []
-    messages: list[ToolMessage] = []
-    while len(calls) < max_steps:
-        call = reader.next_call(messages)
-        if call is None:
-            break
-        calls.append(call)
-        messages.append(run_tool_call(tools, call))
-        if gate is not None and call["name"] == "read_resource_section":
-            gate.observe(messages[-1])
+    calls, messages = drive(tools, reader, gate, max_steps)
     text = reader.answer(messages)
     if gate is None:
         return ScriptRun(calls, messages, {"answer": text, "sources": []})

@@ -66,19 +66,26 @@ class ScriptedReturnShippingPolicy:
                 f"for any other reason the buyer pays ({shipping}). Next step: quality verification.")
 
 
-def run_script(tools: Sequence[BaseTool], policy: ScriptedReturnShippingPolicy,
-               gate: AnswerGate | None = None, max_steps: int = 10) -> ScriptRun:
-    """Drive ``policy`` against real tools until it stops; the answer passes through ``gate``."""
+def drive(tools: Sequence[BaseTool], reader: Any, gate: AnswerGate | None = None,
+          max_steps: int = 10) -> tuple[list[dict[str, Any]], list[ToolMessage]]:
+    """Ask ``reader.next_call(messages)`` until it returns None; run each call; the gate sees every section read."""
     calls: list[dict[str, Any]] = []
     messages: list[ToolMessage] = []
     while len(calls) < max_steps:
-        call = policy.next_call(messages)
+        call = reader.next_call(messages)
         if call is None:
             break
         calls.append(call)
         messages.append(run_tool_call(tools, call))
         if gate is not None and call["name"] == "read_resource_section":
             gate.observe(messages[-1])
+    return calls, messages
+
+
+def run_script(tools: Sequence[BaseTool], policy: ScriptedReturnShippingPolicy,
+               gate: AnswerGate | None = None, max_steps: int = 10) -> ScriptRun:
+    """Drive ``policy`` against real tools until it stops; the answer passes through ``gate``."""
+    calls, messages = drive(tools, policy, gate, max_steps)
     text = policy.answer(messages)
     answer = gate.final_answer(text) if gate is not None else {"answer": text, "sources": []}
     return ScriptRun(calls, messages, answer)

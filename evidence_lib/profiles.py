@@ -53,14 +53,15 @@ class Excerpt:
         return Citation(self.doc_id, self.revision, self.start, self.end, self.sha256, self.text)
 
 
-def window(text: str, start: int, end: int) -> tuple[int, int]:
+def window(text: str, start: int, end: int, before: int = WINDOW_BEFORE, after: int = WINDOW_AFTER) -> tuple[int, int]:
     """A sentence-bounded ``[s, e)`` around ``text[start:end]``: back to a sentence start, forward to its end.
 
     A sentence ends at 。！？； or at ``. ! ?`` before white space, and a blank line ends a paragraph (a single
-    line break is only wrapping). The window reaches at most ``WINDOW_BEFORE`` characters back and
-    ``WINDOW_AFTER`` forward, and never starts or ends in white space.
+    line break is only wrapping). The window reaches at most ``before`` characters back and ``after`` forward
+    (``WINDOW_BEFORE`` and ``WINDOW_AFTER`` by default; pass ``len(text)`` for the whole sentence), and never starts
+    or ends in white space.
     """
-    lo, hi = max(0, start - WINDOW_BEFORE), min(len(text), end + WINDOW_AFTER)
+    lo, hi = max(0, start - before), min(len(text), end + after)
     s = -1
     for m in _SENTENCE_END.finditer(text, lo, start):
         s = m.end()

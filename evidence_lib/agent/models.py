@@ -21,6 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from ..profiles import window
 from .history import Step, steps, text_of
 from .prompt import format_answer, insufficient_answer
 
@@ -57,19 +58,10 @@ class ScriptedChatModel(FakeMessagesListChatModel):
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
 
-_ENDS = ("。", "！", "？", ". ", ".\n", "\n\n", "! ", "? ")
-
-
 def sentence_around(text: str, pos: int, length: int = 0) -> tuple[int, int]:
-    """``[start, end)`` of the sentence of ``text`` holding ``text[pos:pos + length]`` (within ``text``)."""
-    start = max((i + len(e) for e in _ENDS if (i := text.rfind(e, 0, pos)) >= 0), default=0)
-    ends = [i + (1 if e[0] in "。！？.!?" else 0) for e in _ENDS if (i := text.find(e, pos + length)) >= 0]
-    end = min(ends, default=len(text))
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
+    """``[start, end)`` of the sentence of ``text`` holding ``text[pos:pos + length]``: the compact profile's
+    sentence rule (:func:`evidence_lib.profiles.window`) with no limit on its reach."""
+    return window(text, pos, pos + length, before=len(text), after=len(text))
 
 
 class CarefulReader:

@@ -8,6 +8,9 @@ a needle term planted in a few documents):
 * ``sqlite``: :class:`SQLiteStore` (FTS5 trigram index over 4,096-character chunks);
 * ``postgres``: :class:`PostgresStore` (pg_trgm GIN index), when ``EVIDENCE_PG_DSN`` is set.
 
+Both stores load inside ``store.bulk_load()``: PostgreSQL then builds its index once, after the rows; up to
+1,000 documents it is also built without it (the index maintained per chunk, as a live shared store pays).
+
 Locate is ``find(term, every doc_id of the snapshot, first_only=True)``: the hook ``locate_evidence`` calls,
 over the whole snapshot (what the tool searches too). Each measurement runs in a
 fresh worker process, which reports its latencies and its own peak RSS. Results: bench/results/store.json
@@ -42,6 +45,8 @@ OUT = Path(__file__).resolve().parent / "results"
 NEEDLE = "单批上限为200条"
 SHORT = "上限"
 KEY = ("bench", "s", "q")
+#: PostgreSQL is also built without bulk_load (index maintained per chunk) up to this size, for comparison.
+INCREMENTAL_MAX_DOCS = 1000
 
 
 def progress(iterable, total: int, desc: str):
@@ -104,6 +109,8 @@ def open_method(method: str, where: str):
 
 
 def worker(spec: dict) -> dict:
+    if spec.get("doc_ids"):
+        return read_worker(spec)
     index = open_method(spec["method"], spec["where"])
     ids = [e.doc_id for e in index]
     rng = random.Random(5)
@@ -131,6 +138,27 @@ def worker(spec: dict) -> dict:
     return out
 
 
+def read_worker(spec: dict) -> dict:
+    """Read latency against document size: every document in each round, in a shuffled order.
+
+    Interleaving puts every size under the same machine noise (a shared machine drifts by more than the effect
+    measured); the warm-up rounds open the connection and the statement cache, not the documents' pages: each
+    read starts at a random offset, so a large document keeps missing the cache as it would in service.
+    """
+    index = open_method(spec["method"], spec["where"])
+    entries = [index.entry(d) for d in spec["doc_ids"]]
+    rng = random.Random(1)
+    samples: dict[str, list[float]] = {e.doc_id: [] for e in entries}
+    for round_no in range(spec["warmup"] + spec["read_reps"]):
+        for e in rng.sample(entries, len(entries)):
+            offset = rng.randrange(0, max(1, e.chars - 800))
+            t0 = time.perf_counter()
+            read_page(index, e.doc_id, offset, 800)
+            if round_no >= spec["warmup"]:
+                samples[e.doc_id].append(time.perf_counter() - t0)
+    return {d: stats(s) for d, s in samples.items()}
+
+
 def measure(spec: dict) -> dict:
     proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], capture_output=True, text=True,
                           check=False)
@@ -151,11 +179,28 @@ def build_scan(docs, n: int, where: Path) -> dict:
             "corpus_bytes": sum(m["bytes"] for m in meta)}
 
 
-def build_store(store, docs, n: int, label: str) -> dict:
-    bar = progress(docs, n, f"{label} ({n:,} docs)")
+def build_store(store, docs, n: int, label: str, *, bulk: bool = True) -> dict:
+    """Load ``docs`` as one snapshot; ``bulk`` inside ``store.bulk_load()`` (PostgreSQL builds its index last)."""
+    bar = progress(docs, n, f"{label} ({n:,} docs{'' if bulk else ', index maintained row by row'})")
     t0 = time.perf_counter()
-    store.put_snapshot(*KEY, bar, batch_bytes=16 << 20)
+    if bulk:
+        with store.bulk_load():
+            store.put_snapshot(*KEY, bar, batch_bytes=16 << 20)
+    else:
+        store.put_snapshot(*KEY, bar, batch_bytes=16 << 20)
     return {"build_s": round(time.perf_counter() - t0, 2), **store.index_size()}
+
+
+def pg_incremental_build(dsn: str, name: str, n: int, doc_kb: int) -> float:
+    """PostgreSQL's build time without ``bulk_load``: what a live shared store pays for a new snapshot."""
+    from evidence_lib.store.postgres import PostgresStore
+
+    try:
+        with PostgresStore(pg_schema(dsn, name), system_clock) as s:
+            docs = article_corpus() if n == 12 else corpus(n, doc_kb * 1024)
+            return build_store(s, docs, n, "postgres", bulk=False)["build_s"]
+    finally:
+        pg_schema(dsn, name, drop=True)
 
 
 def pg_schema(dsn: str, name: str, drop: bool = False) -> str:
@@ -203,7 +248,12 @@ def main(argv: list[str]) -> int:
         "parameters": {"quick": args.quick, "doc_kb": doc_kb, "sizes_docs": sizes, "needle": NEEDLE,
                        "short_term": SHORT, "methods": methods,
                        "locate": "find(term, every doc_id of the snapshot, first_only=True), in a fresh worker process",
-                       "read": "read_page(doc, random offset, 800 chars)"},
+                       "read": "read_page(doc, random offset, 800 chars)",
+                       "build": "put_snapshot inside store.bulk_load() (PostgreSQL: rows first, trigram index built "
+                                "once); build_incremental_s: PostgreSQL without it, up to "
+                                f"{INCREMENTAL_MAX_DOCS:,} documents",
+                       "read_by_doc_size": "every size in each round, shuffled, after 20 warm-up rounds, in one "
+                                           "fresh worker process per method"},
         "corpus": [], "doc_size": [],
     }
     t_start = time.perf_counter()
@@ -227,6 +277,8 @@ def main(argv: list[str]) -> int:
                     spec_where = pg_schema(dsn, f"{schema}_{n}")
                     with PostgresStore(spec_where, system_clock) as s:
                         build = build_store(s, docs, n, "postgres")
+                    if n <= INCREMENTAL_MAX_DOCS:
+                        build["build_incremental_s"] = pg_incremental_build(dsn, f"{schema}_{n}_inc", n, doc_kb)
                 lr, sr, rr = reps[method]
                 m = measure({"method": method, "where": spec_where, "locate_reps": lr,
                              "short_reps": 0 if method == "scan" else sr, "read_reps": rr})
@@ -262,9 +314,11 @@ def main(argv: list[str]) -> int:
                 spec_where = pg_schema(dsn, f"{schema}_sizes")
                 with PostgresStore(spec_where, system_clock) as s:
                     build_store(s, big, len(big), "postgres sizes")
-            for doc, b in zip(big, doc_sizes):
-                r = measure_reads(method, spec_where, doc.doc_id, reps[method][2])
-                results["doc_size"].append({"method": method, "doc_bytes": len(doc.text.encode()), "read": r})
+            reads = measure({"method": method, "where": spec_where, "doc_ids": [d.doc_id for d in big],
+                             "warmup": 20, "read_reps": reps[method][2]})
+            for doc in big:
+                results["doc_size"].append({"method": method, "doc_bytes": len(doc.text.encode()),
+                                            "read": reads[doc.doc_id]})
             if method == "postgres":
                 pg_schema(dsn, f"{schema}_sizes", drop=True)
     finally:
@@ -278,18 +332,6 @@ def main(argv: list[str]) -> int:
     json.dump(results["targets"], sys.stdout, ensure_ascii=False, indent=2)
     print(f"\nwrote {args.out} and {args.out.with_suffix('.png').name}")
     return 0
-
-
-def measure_reads(method: str, where: str, doc_id: str, reps: int) -> dict:
-    code = ("import json, random, sys, time; sys.path.insert(0, %r); import bench_store as b; "
-            "from evidence_lib.tools import read_page; ix = b.open_method(%r, %r); e = ix.entry(%r); "
-            "rng = random.Random(1); s = []\n"
-            "for _ in range(%d):\n"
-            "    o = rng.randrange(0, max(1, e.chars - 800)); t = time.perf_counter(); read_page(ix, e.doc_id, o, 800)"
-            "; s.append(time.perf_counter() - t)\n"
-            "print(json.dumps(b.stats(s)))") % (str(Path(__file__).parent), method, where, doc_id, reps)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(proc.stdout)
 
 
 def targets(results: dict, methods: list[str]) -> dict:

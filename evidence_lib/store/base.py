@@ -20,7 +20,8 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
@@ -283,6 +284,15 @@ class EvidenceStore(ABC):
         from .artifacts import artifact_key
 
         return self._delete_artifact(*artifact_key(tenant, session, artifact_id))
+
+    @contextmanager
+    def bulk_load(self) -> Iterator[EvidenceStore]:
+        """A block for loading a large corpus (an initial import): ``with store.bulk_load(): store.put_snapshot(...)``.
+
+        Backends whose index is cheaper to build once than to maintain row by row defer it to the end of the
+        block (PostgreSQL's trigram index); the others load as usual. Results are exact throughout.
+        """
+        yield self
 
     def close(self) -> None:
         """Release connections (a no-op for the memory backend)."""

@@ -176,3 +176,36 @@ def test_integers_beyond_64_bits_are_refused_as_integer_out_of_range(estore):
     read = evidence_tools(snap)[2]
     msg = run_tool_call([read], tool_call("read_evidence", {"doc_id": "d00", "offset": 2**64}, "c1"))
     assert json.loads(msg.content)["error"] == "offset_exceeds_document"
+
+
+def test_bulk_load_gives_the_same_answers_and_leaves_the_index_in_place(estore, corpus):
+    """``bulk_load`` may defer index maintenance (PostgreSQL does); what is stored and found must not change."""
+    with estore.bulk_load() as same:
+        assert same is estore
+        snap = estore.put_snapshot(*KEY, corpus, ttl=HOUR)
+    ids = [d.doc_id for d in corpus]
+    texts = [(d.doc_id, d.text) for d in corpus]
+    for term in TERMS:
+        assert list(snap.find(term, ids)) == list(scan_find(texts, term, LocateOptions(), False)), term
+    assert read_page(snap, "long", 100, 50)["text"] == corpus[4].text[100:150]
+    if estore.backend == "postgres":
+        assert trigram_index_exists(estore), "bulk_load must leave the trigram index built"
+
+
+def test_bulk_load_rebuilds_the_index_even_when_the_load_fails(estore, corpus):
+    with pytest.raises(ValueError, match="duplicate doc_id"):
+        with estore.bulk_load():
+            estore.put_snapshot(*KEY, [corpus[0], corpus[0]], ttl=HOUR)
+    with pytest.raises(EvidenceError) as err:
+        estore.snapshot(*KEY)
+    assert err.value.code == "snapshot_expired", "a failed load publishes nothing"
+    if estore.backend == "postgres":
+        assert trigram_index_exists(estore), "the index comes back after a failed bulk load too"
+
+
+def trigram_index_exists(pg) -> bool:
+    import psycopg
+
+    with psycopg.connect(pg._conn.info.dsn, autocommit=True) as conn:  # a second client, as another worker
+        return conn.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'chunks_body_trgm' "
+                            "AND schemaname = current_schema()").fetchone()[0] == 1

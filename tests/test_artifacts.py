@@ -120,6 +120,17 @@ def test_expires_at_is_exclusive(store, clock):
                     "requery": {"tool": "query_logistics", "args": {"order_id": "A1042"}}}
 
 
+def test_an_artifact_is_not_readable_before_created_at(catalog):
+    """[created_at, expires_at): a wall clock stepped back before the artifact existed does not read it."""
+    now = [START]
+    store = ArtifactStore(catalog, lambda: now[0], seed="tests")  # a clock that can step back, as NTP can
+    a = store.create(AGENT, "logistics:A1042")
+    now[0] = a.created_at - timedelta(microseconds=1)
+    assert json.loads(refusal(store.read, AGENT, a.artifact_id, "delivery"))["error"] == "artifact_expired"
+    now[0] = a.created_at
+    assert store.read(AGENT, a.artifact_id, "delivery")["section"] == "delivery"
+
+
 def test_an_expired_artifact_replayed_by_another_principal_is_still_unknown(store, clock):
     a = store.create(AGENT, "logistics:A1042")
     clock.advance(hours=25)

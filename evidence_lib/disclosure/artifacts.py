@@ -173,7 +173,7 @@ class ArtifactStore:
         check_int(limit, 1, MAX_PAGE_CHARS)
         a = self._get(principal, artifact_id)
         now = self.clock()
-        if now >= a.expires_at:  # exclusive: readable on [created_at, expires_at)
+        if not a.created_at <= now < a.expires_at:  # readable on [created_at, expires_at), like the store's
             raise EvidenceError("artifact_expired", artifact_id=a.artifact_id,
                                 expires_at=a.expires_at.isoformat(), requery=self._requery(a.resource_id))
         current = self.catalog.current_revision(a.resource_id)

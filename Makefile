@@ -15,7 +15,7 @@ LAB_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
 RUN_NBVAL = ws=$$(mktemp -d) && trap 'rm -rf "$$ws"' EXIT && trap 'exit 130' INT TERM && \
             EVIDENCE_WORKSPACE="$$ws" $(BIN)/python -m pytest -q $(NBVAL) notebooks
 
-.PHONY: bench-eval setup fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help \
+.PHONY: bench-eval setup venv fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help \
         postgres-up postgres-down test-store bench-store site test-site
 
 help:
@@ -45,8 +45,15 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 	@echo "setup 3/3: installed"
 
-setup: $(STAMP)
+# Two runs started at once (two terminals, or `make test` beside `make lab`) take turns to install: flock(1)
+# serialises them, and the second finds the stamp fresh and installs nothing.
+setup:
+	@if command -v flock >/dev/null 2>&1; then flock $(VENV).lock $(MAKE) --no-print-directory venv; \
+	 else $(MAKE) --no-print-directory venv; fi
 	@echo "setup: ready ($(VENV), $$($(BIN)/python -V); reused until pyproject.toml changes)"
+
+venv: $(STAMP)
+	@:
 
 # The Chinese figures use the Noto Sans CJK SC subset shipped in evidence_lib/fonts/, never a system
 # font: nothing to install. This only says which font is used and checks it covers every label.
@@ -91,7 +98,7 @@ article: setup
 	$(BIN)/python -m evidence_lib article
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) $(VENV).lock .pytest_cache .hypothesis build *.egg-info
 
 # The production store (notebook 11). PostgreSQL runs as its own system user on a free loopback port.
 postgres-up:

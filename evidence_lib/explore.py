@@ -214,6 +214,11 @@ class ContextPoint:
     scale_bytes: int = field(repr=False, default=0)
 
     @property
+    def manifest(self) -> Size:
+        """The size of the first step's reply: the manifest ``search_evidence`` returned."""
+        return self.steps[0].size
+
+    @property
     def reads_ok(self) -> int:
         return sum(s.name == "read_evidence" and s.status == "ok" for s in self.steps)
 

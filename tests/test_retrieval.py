@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -149,3 +150,29 @@ def test_retriever_source_keeps_each_query_snapshot_for_the_operator():
     _call(tools, "search_evidence", {"query": "one"})
     _call(tools, "search_evidence", {"query": "two"})
     assert [q for q, _ in source.history] == ["one", "two"]
+
+
+def test_the_pinned_pydoc_corpus_is_the_same_on_every_python():
+    """The default corpus is the shipped copy of Python 3.11.7's topics, whatever Python runs the tests."""
+    from evidence_lib.eval.qa_check import corpus_sha256
+    from evidence_lib.retrieval.corpora import PINNED_PYDOC_VERSION
+
+    docs = pydoc_corpus()
+    qa = json.loads((Path(__file__).resolve().parents[1] / "evidence_lib/eval/data/pydoc_qa.json").read_text())
+    assert {d.revision for d in docs} == {PINNED_PYDOC_VERSION} == {qa["python_version"]}
+    assert corpus_sha256({d.doc_id: d.text for d in docs}) == qa["corpus_sha256"], "the QA set's corpus"
+    assert len(docs) == 79 and [d.doc_id for d in docs] == sorted(d.doc_id for d in docs)
+
+
+def test_the_running_pydoc_corpus_is_this_interpreters():
+    import platform
+
+    from pydoc_data.topics import topics
+
+    running = pydoc_corpus("running")
+    assert {d.revision for d in running} == {platform.python_version()}
+    assert {d.doc_id: d.text for d in running} == dict(topics)
+    if platform.python_version() == "3.11.7":
+        assert running == pydoc_corpus(), "on 3.11.7 the pinned copy is exactly the running topics"
+    with pytest.raises(ValueError, match="pinned"):
+        pydoc_corpus("latest")

@@ -7,7 +7,6 @@ the careful reader runs in every setting too, and must earn no finding in any of
 from __future__ import annotations
 
 import json
-import platform
 from dataclasses import dataclass, field, replace
 from importlib.resources import files
 from pathlib import Path
@@ -18,6 +17,7 @@ from langchain_core.messages import BaseMessage
 from ..corpus import ANSWER, ANSWER_DOC_ID, NO_ANSWER, QUESTION, Document, article_corpus
 from ..index import EvidenceIndex
 from ..ledger import Budget, Ledger
+from ..retrieval.corpora import pydoc_corpus
 from ..tools import evidence_tools
 from .loop import LoopResult, LoopRules, run_loop
 from .models import CarefulReader, PolicyChatModel
@@ -69,10 +69,9 @@ def pydoc_items(path: str | Path | None = None) -> list[dict[str, Any]]:
 
 
 def pydoc_documents(names: list[str]) -> list[Document]:
-    """Python's own pydoc topics as documents (doc_id = title = topic name, revision = this Python's version)."""
-    from pydoc_data.topics import topics
-
-    return [Document(n, n, platform.python_version(), topics[n]) for n in names]
+    """Python's own pydoc topics as documents (doc_id = title = topic name), from the pinned copy the QA set fits."""
+    topics = {d.doc_id: d for d in pydoc_corpus()}
+    return [Document(n, n, topics[n].revision, topics[n].text) for n in names]
 
 
 @dataclass(frozen=True)

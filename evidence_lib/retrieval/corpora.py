@@ -1,8 +1,10 @@
 """Real corpora that ship offline. Taught in notebook 08.
 
 * :func:`pydoc_corpus`: Python's documentation topics (``pydoc_data.topics``, in the standard
-  library), one document per topic, ``doc_id`` = topic name, ``revision`` = the running Python
-  version. Another patch release has other text, so evaluation checks every span against it.
+  library), one document per topic, ``doc_id`` = topic name, ``revision`` = the Python version they
+  come from. Another patch release has other text, so by default the corpus is the copy of Python
+  3.11.7's topics shipped in ``retrieval/data/`` (the QA set pins its spans against those bytes);
+  ``pydoc_corpus("running")`` takes the running interpreter's instead.
 * :func:`folder_corpus`: a team's own documents, one UTF-8 ``.txt`` file each; ``doc_id`` = the
   file name without ``.txt``, title = its first non-empty line, revision = a label you give or the
   first 12 hex digits of the file's sha256.
@@ -11,10 +13,13 @@
 from __future__ import annotations
 
 import hashlib
-import platform
 from pathlib import Path
+from typing import Literal
 
 from ..corpus import Document
+from ..eval.qa_check import PINNED_PYDOC, PINNED_PYDOC_VERSION, pydoc_corpus as topics_of
+
+__all__ = ["PINNED_PYDOC", "PINNED_PYDOC_VERSION", "folder_corpus", "pydoc_corpus"]
 
 MAX_TITLE_CHARS = 120
 
@@ -24,11 +29,13 @@ def _title(text: str, fallback: str) -> str:
     return line[:MAX_TITLE_CHARS]
 
 
-def pydoc_corpus() -> list[Document]:
-    """The 79-or-so documentation topics of the running Python, sorted by topic name."""
-    from pydoc_data.topics import topics
+def pydoc_corpus(source: Literal["pinned", "running"] = "pinned") -> list[Document]:
+    """Python's documentation topics, one document each, sorted by topic name.
 
-    revision = platform.python_version()
+    ``"pinned"`` (the default): the copy of Python 3.11.7's 79 topics shipped with the library, the same
+    bytes on every machine. ``"running"``: this interpreter's ``pydoc_data.topics``, revision = its version.
+    """
+    topics, revision = topics_of(source)
     return [Document(name, _title(text, name), revision, text) for name, text in sorted(topics.items())]
 
 

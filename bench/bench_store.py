@@ -6,7 +6,7 @@ a needle term planted in a few documents):
 
 * ``scan``: the article's index (files on disk); locate reads and re-hashes every document;
 * ``sqlite``: :class:`SQLiteStore` (FTS5 trigram index over 4,096-character chunks);
-* ``postgres``: :class:`PostgresStore` (pg_trgm GIN index), when ``EVIDENCE_PG_DSN`` is set.
+* ``postgres``: :class:`PostgresStore` (GIN index over snapshot and pg_trgm trigrams), when ``EVIDENCE_PG_DSN`` is set.
 
 Both stores load inside ``store.bulk_load()``: PostgreSQL then builds its index once, after the rows; up to
 1,000 documents it is also built without it (the index maintained per chunk, as a live shared store pays).
@@ -27,13 +27,13 @@ import os
 import platform
 import random
 import resource
-import secrets
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from importlib.metadata import version
 from pathlib import Path
 
@@ -191,29 +191,13 @@ def build_store(store, docs, n: int, label: str, *, bulk: bool = True) -> dict:
     return {"build_s": round(time.perf_counter() - t0, 2), **store.index_size()}
 
 
-def pg_incremental_build(dsn: str, name: str, n: int, doc_kb: int) -> float:
+def pg_incremental_build(dsn: str, n: int, doc_kb: int) -> float:
     """PostgreSQL's build time without ``bulk_load``: what a live shared store pays for a new snapshot."""
-    from evidence_lib.store.postgres import PostgresStore
+    from evidence_lib.store.postgres import PostgresStore, scratch_schema
 
-    try:
-        with PostgresStore(pg_schema(dsn, name), system_clock) as s:
-            docs = article_corpus() if n == 12 else corpus(n, doc_kb * 1024)
-            return build_store(s, docs, n, "postgres", bulk=False)["build_s"]
-    finally:
-        pg_schema(dsn, name, drop=True)
-
-
-def pg_schema(dsn: str, name: str, drop: bool = False) -> str:
-    import psycopg
-    from psycopg.conninfo import make_conninfo
-
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        if drop:
-            conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
-            return ""
-        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
-        conn.execute(f"CREATE SCHEMA {name}")
-    return make_conninfo(dsn, options=f"-c search_path={name},public")
+    with scratch_schema(dsn, "bench_inc") as where, PostgresStore(where, system_clock) as s:
+        docs = article_corpus() if n == 12 else corpus(n, doc_kb * 1024)
+        return build_store(s, docs, n, "postgres", bulk=False)["build_s"]
 
 
 def main(argv: list[str]) -> int:
@@ -239,7 +223,7 @@ def main(argv: list[str]) -> int:
         reps = {"scan": (5, 2, 100), "sqlite": (50, 5, 300), "postgres": (50, 5, 300)}
     methods = ["scan", "sqlite"] + (["postgres"] if dsn else [])
     tmp = Path(tempfile.mkdtemp(prefix="bench-store-"))
-    schema = f"bench_{secrets.token_hex(4)}"
+    schemas = ExitStack()  # PostgreSQL: one scratch schema per store, dropped when it is measured
     results: dict = {
         "environment": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
                         "sqlite": __import__("sqlite3").sqlite_version, "evidence_lib": version("evidence-lib"),
@@ -272,13 +256,13 @@ def main(argv: list[str]) -> int:
                     with SQLiteStore(spec_where, system_clock) as s:
                         build = build_store(s, docs, n, "sqlite")
                 else:
-                    from evidence_lib.store.postgres import PostgresStore
+                    from evidence_lib.store.postgres import PostgresStore, scratch_schema
 
-                    spec_where = pg_schema(dsn, f"{schema}_{n}")
+                    spec_where = schemas.enter_context(scratch_schema(dsn, "bench"))
                     with PostgresStore(spec_where, system_clock) as s:
                         build = build_store(s, docs, n, "postgres")
                     if n <= INCREMENTAL_MAX_DOCS:
-                        build["build_incremental_s"] = pg_incremental_build(dsn, f"{schema}_{n}_inc", n, doc_kb)
+                        build["build_incremental_s"] = pg_incremental_build(dsn, n, doc_kb)
                 lr, sr, rr = reps[method]
                 m = measure({"method": method, "where": spec_where, "locate_reps": lr,
                              "short_reps": 0 if method == "scan" else sr, "read_reps": rr})
@@ -290,7 +274,7 @@ def main(argv: list[str]) -> int:
                     row["corpus_bytes"] = build["corpus_bytes"]
                     shutil.rmtree(where / "files")  # the next size needs the disk more
                 elif method == "postgres":
-                    pg_schema(dsn, f"{schema}_{n}", drop=True)
+                    schemas.close()
                 else:
                     shutil.rmtree(where)
             results["corpus"].append(row)
@@ -309,9 +293,9 @@ def main(argv: list[str]) -> int:
                 with SQLiteStore(spec_where, system_clock) as s:
                     build_store(s, big, len(big), "sqlite sizes")
             else:
-                from evidence_lib.store.postgres import PostgresStore
+                from evidence_lib.store.postgres import PostgresStore, scratch_schema
 
-                spec_where = pg_schema(dsn, f"{schema}_sizes")
+                spec_where = schemas.enter_context(scratch_schema(dsn, "bench_sizes"))
                 with PostgresStore(spec_where, system_clock) as s:
                     build_store(s, big, len(big), "postgres sizes")
             reads = measure({"method": method, "where": spec_where, "doc_ids": [d.doc_id for d in big],
@@ -320,8 +304,9 @@ def main(argv: list[str]) -> int:
                 results["doc_size"].append({"method": method, "doc_bytes": len(doc.text.encode()),
                                             "read": reads[doc.doc_id]})
             if method == "postgres":
-                pg_schema(dsn, f"{schema}_sizes", drop=True)
+                schemas.close()
     finally:
+        schemas.close()
         shutil.rmtree(tmp, ignore_errors=True)
     results["elapsed_s"] = round(time.perf_counter() - t_start, 1)
     results["environment"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]

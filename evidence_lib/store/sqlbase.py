@@ -120,8 +120,17 @@ class SQLStore(EvidenceStore):
         with self._tx(write=True) as q:
             q.many("INSERT INTO documents (snap_id, doc_no, doc_id, title, revision, chars, bytes, sha256, preview, "
                    "access) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [(snap_id, *d) for d in docs])
-            q.many("INSERT INTO chunks (snap_id, doc_no, chunk_no, body, sha256) VALUES (?, ?, ?, ?, ?)",
-                   [(snap_id, *c) for c in chunks])
+            ids = self._chunk_ids(q, snap_id, len(chunks))
+            if ids is None:
+                q.many("INSERT INTO chunks (snap_id, doc_no, chunk_no, body, sha256) VALUES (?, ?, ?, ?, ?)",
+                       [(snap_id, *c) for c in chunks])
+            else:
+                q.many("INSERT INTO chunks (chunk_id, snap_id, doc_no, chunk_no, body, sha256) VALUES (?, ?, ?, ?, ?, ?)",
+                       [(i, snap_id, *c) for i, c in zip(ids, chunks)])
+
+    def _chunk_ids(self, q: Q, snap_id: int, n: int) -> range | None:
+        """Explicit chunk ids for ``n`` new chunks of one snapshot, or None to let the database number them."""
+        return None
 
     def _drop(self, q: Q, snap_id: int) -> None:
         q("DELETE FROM chunks WHERE snap_id = ?", (snap_id,))
@@ -264,7 +273,7 @@ class SQLStore(EvidenceStore):
         return None if row is None else tuple(row)
 
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: snapshot-scoped locate indexes (chunk id ranges in SQLite, (snap_id, body) GIN)
 
 
 def schema(id_column: str) -> list[str]:

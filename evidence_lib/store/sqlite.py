@@ -6,7 +6,12 @@ write, so a writer takes the lock up front and waits ``busy_timeout`` for it ins
 Several processes may open the same file; each opens its own connection.
 
 Locate uses an FTS5 table with the ``trigram`` tokenizer (``case_sensitive 1``, ``detail=none``) over the
-chunks, queried with ``GLOB`` (FTS5 rechecks the pattern against the stored text). Known traps, handled:
+chunks, queried with ``GLOB`` (FTS5 rechecks the pattern against the stored text). One FTS5 table serves every
+tenant, so a query must never touch another snapshot's rows: FTS5 rechecks each candidate chunk, and a tenant
+could time how many chunks of *other* tenants hold a term (measured before this rule: 56 ms against 0.3 ms for
+a term in 3,000 foreign chunks). So each snapshot's chunks get the rowids ``[snap_id << 32, (snap_id + 1) << 32)``
+and every FTS5 query carries that rowid range, which FTS5 applies inside the index, before any recheck. Known
+traps, handled:
 a trigram index cannot answer terms under 3 characters (on SQLite 3.40 ``LIKE '%上限%'`` and ``GLOB '*上限*'``
 against the FTS5 table silently return no rows), so short terms, and terms holding GLOB metacharacters, use
 ``instr()`` on the plain chunk table instead; FTS5 has no offsets function, so offsets come from ``str.find``
@@ -36,6 +41,9 @@ FTS = [
     "INSERT INTO chunks_fts (rowid, body) VALUES (new.chunk_id, new.body); END",
 ]
 GLOB_SPECIAL = frozenset("*?[]")
+#: A snapshot's chunks have rowids [snap_id << CHUNK_ID_BITS, (snap_id + 1) << CHUNK_ID_BITS).
+CHUNK_ID_BITS = 32
+MAX_SNAP_ID = (1 << (63 - CHUNK_ID_BITS)) - 1
 
 
 class SQLiteStore(SQLStore):
@@ -75,13 +83,30 @@ class SQLiteStore(SQLStore):
                 raise
             self._conn.execute("COMMIT")
 
+    @staticmethod
+    def _chunk_range(snap_id: int) -> tuple[int, int]:
+        if not 0 < snap_id <= MAX_SNAP_ID:
+            raise RuntimeError(f"snapshot id {snap_id} is past what chunk ids can hold ({MAX_SNAP_ID})")
+        return snap_id << CHUNK_ID_BITS, ((snap_id + 1) << CHUNK_ID_BITS) - 1
+
+    def _chunk_ids(self, q: Q, snap_id: int, n: int) -> range:
+        lo, hi = self._chunk_range(snap_id)
+        last = q.one("SELECT max(chunk_id) FROM chunks WHERE chunk_id BETWEEN ? AND ?", (lo, hi))[0]
+        first = lo if last is None else last + 1
+        if first + n - 1 > hi:
+            raise ValueError(f"a snapshot holds at most {hi - lo + 1:,} chunks")
+        return range(first, first + n)
+
     def _candidates(self, snap_id: int, term: str) -> Iterable[tuple[int, int]]:
         if len(term) >= MIN_INDEXED_CHARS and not GLOB_SPECIAL & set(term):
+            # The rowid range keeps FTS5 inside this snapshot (no other tenant's chunk is rechecked or timed).
             # CROSS JOIN pins the order: FTS first. Left to itself the planner walks the snapshot's chunks and
             # probes FTS5 once per chunk (measured: 2 s instead of 0.3 ms on 30 MB).
+            lo, hi = self._chunk_range(snap_id)
             return self._all("SELECT c.doc_no, c.chunk_no FROM chunks_fts CROSS JOIN chunks c "
-                             "ON c.chunk_id = chunks_fts.rowid WHERE chunks_fts.body GLOB ? AND c.snap_id = ?",
-                             (f"*{term}*", snap_id))
+                             "ON c.chunk_id = chunks_fts.rowid WHERE chunks_fts.body GLOB ? "
+                             "AND chunks_fts.rowid BETWEEN ? AND ? AND c.snap_id = ?",
+                             (f"*{term}*", lo, hi, snap_id))
         return self._all("SELECT doc_no, chunk_no FROM chunks WHERE snap_id = ? AND instr(body, ?) > 0",
                          (snap_id, term))
 

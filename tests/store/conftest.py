@@ -7,8 +7,6 @@ schema, dropped afterwards, so tests and concurrent runs never see each other's 
 
 from __future__ import annotations
 
-import secrets
-
 import pytest
 
 from evidence_lib import ManualClock
@@ -29,19 +27,10 @@ def spec(backend, tmp_path):
     elif backend == "sqlite":
         yield ("sqlite", str(tmp_path / "store.db"))
     else:
-        import psycopg
-        from psycopg.conninfo import make_conninfo
+        from evidence_lib.store.postgres import scratch_schema
 
-        dsn = pg_dsn()
-        schema = "t_" + secrets.token_hex(6)
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
-            conn.execute(f"CREATE SCHEMA {schema}")
-        try:
-            yield ("postgres", make_conninfo(dsn, options=f"-c search_path={schema},public"))
-        finally:
-            with psycopg.connect(dsn, autocommit=True) as conn:
-                conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        with scratch_schema(pg_dsn(), "t") as where:
+            yield ("postgres", where)
 
 
 @pytest.fixture(params=BACKENDS)

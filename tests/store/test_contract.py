@@ -207,5 +207,5 @@ def trigram_index_exists(pg) -> bool:
     import psycopg
 
     with psycopg.connect(pg._conn.info.dsn, autocommit=True) as conn:  # a second client, as another worker
-        return conn.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'chunks_body_trgm' "
+        return conn.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'chunks_snap_trgm' "
                             "AND schemaname = current_schema()").fetchone()[0] == 1

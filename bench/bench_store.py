@@ -186,6 +186,8 @@ def build_store(store, docs, n: int, label: str, *, bulk: bool = True) -> dict:
     if bulk:
         with store.bulk_load():
             store.put_snapshot(*KEY, bar, batch_bytes=16 << 20)
+            if store.backend == "postgres":
+                print(f"{label}: building the trigram index over {n:,} documents", file=sys.stderr)
     else:
         store.put_snapshot(*KEY, bar, batch_bytes=16 << 20)
     return {"build_s": round(time.perf_counter() - t0, 2), **store.index_size()}
@@ -354,9 +356,14 @@ def plot(results: dict, path: Path) -> None:
         for m in methods:
             ax.plot(xs, [get(r, m) for r in rows], marker="o", label=m)
         ax.set_xscale("log")
-        ax.set_yscale("log")
         ax.set_xlabel("corpus size (MiB)")
         ax.set_ylabel(label)
+    for ax in (axes[0][0], axes[0][1]):
+        ax.set_yscale("log")
+    ax = axes[1][0]  # memory against its target, on a linear scale from zero
+    ax.axhline(300, color="grey", linestyle="--", label="target: under 300 MiB")
+    ax.set_ylim(0, max([330] + [1.1 * r[m]["peak_rss_bytes"] / 2**20 for r in rows for m in methods]))
+    for ax, _, _ in panels:
         ax.legend()
     ax = axes[1][1]
     for m in methods:

@@ -4,8 +4,8 @@ Connection policy, stated once: ``autocommit=True`` with explicit ``conn.transac
 are locked with ``SELECT ... FOR UPDATE`` and publishing a snapshot or writing a workspace takes a
 transaction-scoped advisory lock on its key. psycopg is imported here only (``pip install '.[postgres]'``).
 
-Locate uses one GIN index over ``(snap_id, body gin_trgm_ops)`` (``btree_gin`` gives GIN the integer column),
-queried with ``snap_id = ? AND body LIKE '%term%'``. The snapshot is part of the index key, so the index hands back
+Locate uses one GIN index over ``(snap_id + 0, body gin_trgm_ops)`` (``btree_gin`` gives GIN the integer key),
+queried with ``snap_id + 0 = ? AND body LIKE '%term%'``. The snapshot is part of the index key, so the index hands back
 only this snapshot's chunks and PostgreSQL rechecks none of another tenant's: with a trigram-only index, the
 recheck of every foreign chunk holding the term made its count visible in a locate's latency. Terms under 3
 characters have no trigram, so they use ``strpos()`` over the snapshot's chunks.

@@ -126,7 +126,47 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def _shown(value: Any) -> str:
+    """A wrong value in a message: a short repr, or only the size of a list or object (which may nest deep)."""
+    if isinstance(value, (list, dict)):
+        return f"with {len(value)} entries"
+    if isinstance(value, str):
+        return _short(value)
+    text = repr(value)
+    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…"
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: valid as a JSON escape, never writable as UTF-8
+        return False
+    return True
+
+
+def _surrogate_keys(item: Mapping[str, Any]) -> list[str]:
+    """The item's top-level keys whose key or value (at any depth) holds a lone surrogate."""
+    bad = []
+    for key, value in item.items():
+        stack, found = [key, value], False
+        while stack and not found:
+            v = stack.pop()
+            if isinstance(v, str):
+                found = not _encodable(v)
+            elif isinstance(v, Mapping):
+                stack.extend(v.keys())
+                stack.extend(v.values())
+            elif isinstance(v, list):
+                stack.extend(v)
+        if found:
+            bad.append(key if isinstance(key, str) and _encodable(key) else repr(key))
+    return bad
+
+
 def _problems(docs: Mapping[str, str], item: Mapping[str, Any]) -> list[str]:
+    bad = _surrogate_keys(item)
+    if bad:  # the text checks below would quote these strings back
+        return [f"{key} holds a lone surrogate (not UTF-8 text)" for key in bad]
     problems = []
     missing = [key for key in REQUIRED_KEYS if key not in item]
     if missing:
@@ -135,7 +175,7 @@ def _problems(docs: Mapping[str, str], item: Mapping[str, Any]) -> list[str]:
         if key in item:
             value = item[key]
             if isinstance(value, bool) or not isinstance(value, kind):
-                problems.append(f"{key} must be {kind.__name__}, got {_type_name(value)} {value!r}")
+                problems.append(f"{key} must be {kind.__name__}, got {_type_name(value)} {_shown(value)}")
     if problems:
         return problems   # the checks below need every key, with the right type
 
@@ -179,7 +219,8 @@ def check_items(docs: Mapping[str, str], items: Sequence[Any]) -> list[str]:
     """One error message per bad item, each starting with the item's id; ``[]`` when all are good.
 
     An item without a usable id is named ``item #<index>`` (0-based). A message lists every
-    problem found in that item, separated by ``"; "``.
+    problem found in that item, separated by ``"; "``. A string holding a lone surrogate (a valid JSON
+    escape such as ``"\\ud800"`` that no UTF-8 file can hold) is refused, naming its key.
     """
     if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
         return [f"items must be a list of objects, got {_type_name(items)}"]
@@ -190,7 +231,7 @@ def check_items(docs: Mapping[str, str], items: Sequence[Any]) -> list[str]:
             errors.append(f"item #{index}: must be an object, got {_type_name(item)}")
             continue
         item_id = item.get("id")
-        name = item_id if isinstance(item_id, str) and item_id else f"item #{index}"
+        name = item_id if isinstance(item_id, str) and item_id and _encodable(item_id) else f"item #{index}"
         problems = _problems(docs, item)
         if isinstance(item_id, str) and item_id:
             if item_id in seen:

@@ -9,6 +9,8 @@ first, and a mismatch is an error naming the item.
 from __future__ import annotations
 
 import json
+import os
+import stat
 import statistics
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -19,6 +21,7 @@ from langchain_core.documents import Document as LCDocument
 
 from ..corpus import Document
 from ..index import EvidenceIndex
+from ..lines import text_line, token
 from ..retrieval.bm25 import BM25Retriever, recall_at_k
 from ..retrieval.corpora import folder_corpus, pydoc_corpus
 from ..retrieval.snapshot import RetrieverSource
@@ -30,37 +33,78 @@ FLOWS = ("dump_top5", "article", "compact", "no_help", "deepagents")
 RETRIEVER_K = 20
 
 
+#: Largest QA file read (bytes); a bigger one is refused by its size before it is read.
+MAX_QA_BYTES = 64 * 1024 * 1024
+
+
 class QAError(ValueError):
-    """The QA file does not fit the corpus: every message names the item."""
+    """The QA file does not fit the corpus, or cannot be read: one line naming the file and the first bad item.
+
+    ``problems`` holds every message (one per bad item) for callers that want the whole list.
+    """
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems = list(problems) or [message]
 
 
 def load_corpus(corpus: str, revision: str | None = None) -> tuple[str, list[Document]]:
-    """``("pydoc", docs)`` or ``(folder name, docs)``."""
+    """``("pydoc", docs)`` or ``(folder name, docs)``; a folder whose files cannot all be documents of the
+    index is a ``ValueError`` naming the file (see :func:`~evidence_lib.retrieval.folder_corpus`)."""
     if corpus == "pydoc":
         return "pydoc", pydoc_corpus()
     return Path(corpus).name, folder_corpus(corpus, revision)
 
 
-def load_qa(path: str | Path, docs: Sequence[Document]) -> list[dict[str, Any]]:
-    """The QA items, checked against ``docs`` (spans, ids, terms; the corpus hash when the file carries one)."""
+def _read_qa(path: Path, name: str) -> Any:
+    try:  # O_NONBLOCK: a FIFO is refused below instead of blocking the open
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise QAError(f"{name}: cannot read a JSON QA file (not a regular file)")
+            if st.st_size > MAX_QA_BYTES:
+                raise QAError(f"{name}: {st.st_size:,} bytes, over the {MAX_QA_BYTES:,}-byte limit of a QA file")
+            raw = f.read(MAX_QA_BYTES + 1)
+    except OSError as e:
+        raise QAError(f"{name}: cannot read a JSON QA file ({e.strerror or type(e).__name__})") from None
+    if len(raw) > MAX_QA_BYTES:
+        raise QAError(f"{name}: over the {MAX_QA_BYTES:,}-byte limit of a QA file")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise QAError(f"{path}: cannot read a JSON QA file ({type(e).__name__}: {e})") from None
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise QAError(f"{name}: cannot read a JSON QA file (not UTF-8 at byte {e.start})") from None
+    except RecursionError:
+        raise QAError(f"{name}: cannot read a JSON QA file (nested deeper than the JSON reader allows)") from None
+    except ValueError as e:
+        raise QAError(f"{name}: cannot read a JSON QA file ({type(e).__name__}: {e})") from None
+
+
+def load_qa(path: str | Path, docs: Sequence[Document]) -> list[dict[str, Any]]:
+    """The QA items, checked against ``docs`` (spans, ids, terms; the corpus hash when the file carries one).
+
+    Every refusal is a one-line :class:`QAError` naming the file by its name only (never its folder): an
+    unreadable, oversized, non-UTF-8 or too deeply nested file, and items that do not fit the corpus (the first
+    bad item and how many more; strings holding a lone surrogate included, so writing the results cannot fail).
+    """
+    name = token(Path(path).name)
+    data = _read_qa(Path(path), name)
     texts = {d.doc_id: d.text for d in docs}
     if isinstance(data, Mapping):
         items = data.get("items")
         expected = data.get("corpus_sha256")
         if expected is not None and expected != corpus_sha256(texts):
-            raise QAError(f"{path}: corpus_sha256 {str(expected)[:16]}… does not match this corpus "
+            raise QAError(f"{name}: corpus_sha256 {text_line(str(expected)[:16])}… does not match this corpus "
                           f"({corpus_sha256(texts)[:16]}…): the QA set was written for other text")
     else:
         items = data
     if not isinstance(items, list) or not items:
-        raise QAError(f"{path}: expected a non-empty list of items (or an object with 'items')")
+        raise QAError(f"{name}: expected a non-empty list of items (or an object with 'items')")
     problems = check_items(texts, items)
     if problems:
-        raise QAError("\n".join(problems))
+        n = len(problems) - 1
+        more = f" (and {n:,} more bad item{'s' if n > 1 else ''})" if n else ""
+        raise QAError(f"{name}: {text_line(problems[0])}{more}", problems)
     return items
 
 

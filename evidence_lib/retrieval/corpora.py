@@ -13,15 +13,21 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from pathlib import Path
 from typing import Literal
 
 from ..corpus import Document
+from ..index import MAX_STORED_BYTES, EvidenceIndex
+from ..lines import token
 from ..eval.qa_check import PINNED_PYDOC, PINNED_PYDOC_VERSION, pydoc_corpus as topics_of
 
 __all__ = ["PINNED_PYDOC", "PINNED_PYDOC_VERSION", "folder_corpus", "pydoc_corpus"]
 
 MAX_TITLE_CHARS = 120
+#: Longest doc_id the index takes (a folder corpus's file name is ``<doc_id>.txt``).
+MAX_DOC_ID_CHARS = 128
 
 
 def _title(text: str, fallback: str) -> str:
@@ -39,22 +45,77 @@ def pydoc_corpus(source: Literal["pinned", "running"] = "pinned") -> list[Docume
     return [Document(name, _title(text, name), revision, text) for name, text in sorted(topics.items())]
 
 
+def _name_problem(name: str) -> str | None:
+    """Why the file ``name`` (``<doc_id>.txt``) cannot be a document, or ``None``. The index judges the doc_id."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not valid UTF-8"
+    doc_id = name[:-4]
+    try:
+        EvidenceIndex.in_memory([Document(doc_id, doc_id, "", "")])
+    except ValueError:
+        pass
+    else:
+        return None
+    if not doc_id:
+        return "leaves an empty doc_id"
+    if len(doc_id) > MAX_DOC_ID_CHARS:
+        return f"leaves a doc_id of {len(doc_id):,} characters (at most {MAX_DOC_ID_CHARS})"
+    if any(c.isspace() for c in doc_id):
+        return "holds white space"
+    if "\\" in doc_id:
+        return "holds a backslash"
+    return "holds a control character"
+
+
+def _read_capped(path: Path) -> bytes:
+    """The bytes of one regular file (never through a symlink), refused by its size before it is read."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{token(path.name)} is not a regular file")
+        if st.st_size > MAX_STORED_BYTES:
+            raise ValueError(f"{token(path.name)} is {st.st_size:,} bytes, over the {MAX_STORED_BYTES:,}-byte "
+                             "limit of one document")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            raw = f.read(MAX_STORED_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_STORED_BYTES:
+        raise ValueError(f"{token(path.name)} grew past the {MAX_STORED_BYTES:,}-byte limit of one document "
+                         "while it was read")
+    return raw
+
+
 def folder_corpus(folder: str | Path, revision: str | None = None) -> list[Document]:
-    """Every ``*.txt`` file directly in ``folder`` (sorted by name), read as UTF-8 (strict)."""
+    """Every ``*.txt`` file directly in ``folder`` (sorted by name), read as UTF-8 (strict).
+
+    Refused with a ``ValueError`` naming the file (by its name only, escaped with :func:`~evidence_lib.lines.token`),
+    before anything is indexed: a file name the index refuses as a doc_id (the name without ``.txt``: 1-128
+    characters, no white space, backslash or control character; a name that is not UTF-8), a file over
+    :data:`~evidence_lib.index.MAX_STORED_BYTES`, and a file that is not valid UTF-8. Symlinks and anything
+    but regular files are skipped.
+    """
     root = Path(folder)
     if not root.is_dir():
-        raise ValueError(f"not a folder: {folder}")
+        raise ValueError(f"not a folder: {token(root.name or str(folder))}")
     docs = []
     for path in sorted(root.glob("*.txt")):
-        if not path.is_file() or path.is_symlink():
+        if path.is_symlink() or not path.is_file():
             continue
-        raw = path.read_bytes()
+        why = _name_problem(path.name)
+        if why:
+            raise ValueError(f"file name {token(path.name)} {why}: rename it (the name without .txt is its doc_id)")
+        raw = _read_capped(path)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise ValueError(f"{path.name} is not valid UTF-8 (byte {e.start})") from None
+            raise ValueError(f"{token(path.name)} is not valid UTF-8 (byte {e.start})") from None
         label = revision if revision is not None else hashlib.sha256(raw).hexdigest()[:12]
         docs.append(Document(path.name[:-4], _title(text, path.name[:-4]), label, text))
     if not docs:
-        raise ValueError(f"no .txt files in {folder}")
+        raise ValueError(f"no .txt files in {token(root.name or str(folder))}")
     return docs

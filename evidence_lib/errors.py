@@ -77,11 +77,12 @@ AUDIT_REASONS: Final[dict[str, str]] = {
 }
 
 #: Why a read session stopped (notebook 07).
-StopReason = Literal["all_needs_found", "no_new_evidence", "read_limit"]
+StopReason = Literal["all_needs_found", "no_new_evidence", "read_limit", "budget_exhausted"]
 STOP_REASONS: Final[dict[str, str]] = {
     "all_needs_found": "every piece of evidence the task needs was found",
     "no_new_evidence": "consecutive reads brought no new evidence",
     "read_limit": "the supplementary read limit was reached",
+    "budget_exhausted": "the task's budget (its ledger) refused the next read",
 }
 
 

@@ -2,7 +2,9 @@
 
 * :class:`ReadSession` enforces the article's stop conditions: at most N supplementary reads,
   the same resource at the same revision reused rather than re-read, and consecutive reads without
-  new evidence stop the loop with a report of what is missing.
+  new evidence stop the loop with a report of what is missing. Given the task's ``ledger`` (the one
+  the tools share), every page a session loads is charged to it like ``read_section``, and a spent
+  budget stops the session (``budget_exhausted``).
 * :func:`plan_loading` and :class:`LatencyIllustration`: prefetch what nearly every task needs,
   load rare large things on demand, and the article's latency arithmetic, labelled as such.
 """
@@ -12,12 +14,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..access import Principal
 from ..errors import EvidenceError, StopReason
 from ..measure import Size
 from .catalog import Catalog, source_label
+
+if TYPE_CHECKING:
+    from ..ledger import Ledger
+
 
 @dataclass(frozen=True)
 class StopRules:
@@ -37,7 +43,11 @@ class Need:
 
 @dataclass
 class ReadSession:
-    """Reads for one task under :class:`StopRules`; prefetched reads do not count as supplementary."""
+    """Reads for one task under :class:`StopRules`; prefetched reads do not count as supplementary.
+
+    ``ledger``: the task's budget (the one the tools share). Each page loaded is charged to it as a
+    ``read_resource_section`` call; when the budget refuses, the session stops with ``budget_exhausted``.
+    """
 
     catalog: Catalog
     principal: Principal | None
@@ -51,6 +61,7 @@ class ReadSession:
     log: list[dict[str, Any]] = field(default_factory=list)
     _cache: dict[str, str] = field(default_factory=dict, repr=False)
     _idle: int = 0
+    ledger: Ledger | None = field(default=None, repr=False, compare=False)
 
     def prefetch(self, resource_id: str, revision: str, section: str) -> dict[str, Any]:
         """Load something (nearly) every task needs, before the loop; not counted against the limit."""
@@ -76,11 +87,18 @@ class ReadSession:
         try:
             text, offset = "", 0
             while offset is not None:  # one logical read of the whole section, page by page
-                page = self.catalog.read_section(self.principal, resource_id, revision, section, offset)
+                page = self.catalog.read_section(self.principal, resource_id, revision, section, offset,
+                                                 ledger=self.ledger)
+                if page.get("status") == "already_read":  # already in the context: fetched, not charged again
+                    page = self.catalog.read_section(self.principal, resource_id, revision, section, offset)
                 text, offset = text + page["text"], page["next_offset"]
             status = "read"
         except EvidenceError as e:
             text, status = "", e.code
+            if self.ledger is not None:
+                self.ledger.refused("read_resource_section", e)
+                if e.code == "budget_exhausted" and self.stop_reason is None:
+                    self.stop_reason = "budget_exhausted"
         else:
             self._cache[label] = text
         new = [n.name for n in self.needs if n.name not in self.found and n.marker in text]

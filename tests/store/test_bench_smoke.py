@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -23,5 +25,49 @@ def test_bench_store_quick_writes_json_and_plot_with_every_target(tmp_path):
     assert [r["docs"] for r in result["corpus"]] == [12, 60]
     for row in result["corpus"]:
         assert row["scan"]["locate"]["hits"] == row["sqlite"]["locate"]["hits"] >= 1  # same answers
+    last = result["corpus"][-1]
+    assert last["scan"]["peak_rss_bytes"] != last["sqlite"]["peak_rss_bytes"]  # each worker its own peak
     assert set(result["targets"]["sqlite"]) == {"locate_speedup_vs_scan_p50", "read_p50_ratio_largest_to_smallest_doc",
                                                 "worker_peak_rss_mib"}
+
+
+def _bench_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_bench_store_under_test", ROOT / "bench" / "bench_store.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _own_hwm_bytes() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM line")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="VmHWM is Linux's /proc/self/status")
+def test_a_worker_reports_its_own_peak_not_its_large_parents(tmp_path):
+    """Issue 16 defect 22: each worker's peak RSS is its own. A parent that first holds ~200 MiB must not make
+    its worker report ~200 MiB (getrusage's ru_maxrss survives fork and exec; VmHWM belongs to the new process),
+    and two workloads report two figures: a scan that reads a 32 MiB document peaks higher than one that does not."""
+    from evidence_lib import Document, article_corpus
+
+    bench = _bench_module()
+    small, large = tmp_path / "small", tmp_path / "large"
+    small.mkdir()
+    large.mkdir()
+    bench.build_scan(article_corpus(), 12, small)
+    bench.build_scan([*article_corpus(), Document("big", "big", "r1", "x" * (32 << 20))], 13, large)
+    spec = {"method": "scan", "locate_reps": 1, "short_reps": 0, "read_reps": 1}
+    ballast = b"\x01" * (200 << 20)  # every page touched: the parent's peak is at least 200 MiB
+    try:
+        parent_peak = _own_hwm_bytes()
+        light = bench.measure({**spec, "where": str(small)})["peak_rss_bytes"]
+        heavy = bench.measure({**spec, "where": str(large)})["peak_rss_bytes"]
+    finally:
+        del ballast
+    assert parent_peak >= 200 << 20
+    assert light < parent_peak - (120 << 20), (light, parent_peak)
+    assert heavy >= light + (32 << 20), (heavy, light)

@@ -6,6 +6,8 @@ into the tools when they are built; it is never taken from a model's arguments.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -63,3 +65,46 @@ class Access:
 def allowed(access: Access | None, principal: Principal | None, action: Action) -> bool:
     """``access=None`` marks open teaching material: everyone may discover and read it."""
     return True if access is None else access.allows(principal, action)
+
+
+#: Grants nobody answers to: what a document with malformed access metadata gets (fail closed).
+NOBODY = Access("", frozenset(), frozenset())
+_ACCESS_KEYS = frozenset({"tenant", "read", "discover"})
+
+
+def _grants(value: object, key: str) -> frozenset[str]:
+    if not isinstance(value, (list, tuple, set, frozenset)):
+        raise ValueError(f"{key!r} is a {type(value).__name__}, not a list of grant names")
+    if not all(isinstance(g, str) for g in value):
+        raise ValueError(f"{key!r} holds a grant name that is not a string")
+    return frozenset(value)
+
+
+def parse_access(value: object) -> Access | None:
+    """Grants as a document's metadata may hold them, checked strictly; ``ValueError`` for anything else.
+
+    Accepted: ``None`` (open: no grants); an :class:`Access`; a mapping ``{"tenant": str, "read": [names],
+    "discover": [names] | None}`` as ``dataclasses.asdict`` or a JSON round trip gives it (``tenant`` a
+    non-empty string, ``read`` required, ``discover`` optional and ``None`` when absent, grant lists of strings,
+    no other keys); that mapping as a JSON string. A list, a bare string grant, a number or any other key is
+    refused, never guessed at. Used by :func:`evidence_lib.retrieval.snapshot.default_access`.
+    """
+    if value is None or isinstance(value, Access):
+        return value
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValueError("a string that is not JSON") from None
+        if not isinstance(value, dict):
+            raise ValueError(f"a JSON {type(value).__name__}, not a JSON object")
+    if not isinstance(value, Mapping):
+        raise ValueError(f"a {type(value).__name__}, not an Access or a mapping")
+    keys = set(value)
+    if not keys <= _ACCESS_KEYS or not {"tenant", "read"} <= keys:
+        raise ValueError(f"keys {sorted(map(str, keys))}, not tenant, read and an optional discover")
+    tenant = value["tenant"]
+    if not isinstance(tenant, str) or not tenant:
+        raise ValueError("'tenant' is not a non-empty string")
+    discover = value.get("discover")
+    return Access(tenant, _grants(value["read"], "read"), None if discover is None else _grants(discover, "discover"))

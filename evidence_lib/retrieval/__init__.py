@@ -8,7 +8,7 @@ an :class:`~evidence_lib.index.EvidenceIndex`, filtered by permission first.
 
 from .bm25 import BM25Retriever, recall_at_k, tokenize
 from .corpora import folder_corpus, pydoc_corpus
-from .snapshot import RetrieverSource, to_evidence_document
+from .snapshot import AccessMetadataWarning, RetrieverSnapshot, RetrieverSource, default_access, to_evidence_document
 
-__all__ = ["BM25Retriever", "RetrieverSource", "folder_corpus", "pydoc_corpus", "recall_at_k", "to_evidence_document",
-           "tokenize"]
+__all__ = ["AccessMetadataWarning", "BM25Retriever", "RetrieverSnapshot", "RetrieverSource", "default_access",
+           "folder_corpus", "pydoc_corpus", "recall_at_k", "to_evidence_document", "tokenize"]

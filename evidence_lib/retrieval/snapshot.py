@@ -1,77 +1,239 @@
 """Keep your retriever, replace what it returns: any ``BaseRetriever`` behind the three tools. Notebook 08.
 
 For each ``search_evidence(query)`` the retriever's documents become *that query's snapshot*: an
-in-memory :class:`~evidence_lib.index.EvidenceIndex` holding the exact bytes that were hashed.
-``doc_id``, ``title``, ``revision`` and ``sha256`` come from a document's metadata where present and
-are computed otherwise. Permission filtering happens first: documents the principal may not
-discover are dropped before anything is ranked (for :class:`~evidence_lib.retrieval.BM25Retriever`,
-before scoring), cut or counted.
+in-memory :class:`~evidence_lib.index.EvidenceIndex` (a :class:`RetrieverSnapshot`) holding the exact bytes
+that were hashed, built for the principal bound into the tools. ``doc_id``, ``title``, ``revision`` and
+``sha256`` come from a document's metadata where present and are computed otherwise.
+
+Permission filtering happens first: documents the principal may not discover are dropped before anything is
+ranked (for :class:`~evidence_lib.retrieval.BM25Retriever`, before scoring), cut or counted. A generic top-k
+retriever is over-fetched so that hidden documents do not take its k slots (see :meth:`RetrieverSource.documents`).
+
+Discover-only means no text and no fingerprint of it: for a document the principal may discover but not read,
+a computed title is the doc_id (never the text's first line), and a computed ``doc_id`` / ``revision`` is
+HMAC-SHA256 of the text under the source's secret ``fingerprint_key``, never a plain sha256 prefix that would
+let anyone confirm a guess of the text offline. A principal who may read the text is shown its sha256 anyway,
+so for them the computed values stay ``doc-<sha256[:12]>`` and ``sha256[:12]``.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import hmac
+import secrets
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 
-from ..access import Access, Principal, allowed
+from ..access import NOBODY, Access, Principal, allowed, parse_access
 from ..corpus import Document
 from ..index import PREVIEW_CHARS, EvidenceIndex, IndexEntry
 from ..toolkit import clean_text
 from .bm25 import BM25Retriever
 
 MAX_TITLE_CHARS = 120
+#: A generic top-k retriever is asked again with twice the k until k visible documents, until it returns fewer
+#: than asked (exhausted), or until it was asked for OVERFETCH_FACTOR x k documents, and never for more than
+#: MAX_FETCH (a k above MAX_FETCH is not over-fetched at all).
+OVERFETCH_FACTOR = 8
+MAX_FETCH = 500
+#: Snapshots a :class:`RetrieverSource` keeps for the operator, newest last.
+DEFAULT_HISTORY_LIMIT = 16
+
+
+class AccessMetadataWarning(UserWarning):
+    """A document's ``metadata["access"]`` has none of the accepted shapes: the document is hidden from everyone."""
 
 
 def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")[:MAX_TITLE_CHARS]
 
 
+def keyed_digest(key: bytes, text: str) -> str:
+    """HMAC-SHA256 of ``text``'s UTF-8 under ``key``, in hex: a fingerprint only the key's holder can check."""
+    return hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def _metadata_access(doc: LCDocument, raw: Any) -> tuple[Access | None, str | None]:
+    """``(grants, None)``, or ``(NOBODY, why)`` when ``raw`` has none of the accepted shapes."""
+    try:
+        return parse_access(raw), None
+    except ValueError as e:
+        name = doc.metadata.get("doc_id") or doc.metadata.get("id") or doc.id or "?"
+        return NOBODY, (f"document {str(name)[:80]!r}: its access grants are {e}; the document is hidden from "
+                        "everyone (accepted: an Access, a mapping {tenant, read, discover} or that mapping as JSON)")
+
+
 def default_access(doc: LCDocument) -> Access | None:
-    """A document's grants: an :class:`~evidence_lib.access.Access` in ``metadata["access"]``, else open."""
-    access = doc.metadata.get("access")
-    return access if isinstance(access, Access) else None
+    """A document's grants from ``metadata["access"]``, checked by :func:`evidence_lib.access.parse_access`.
+
+    Accepted shapes: an :class:`~evidence_lib.access.Access`; a mapping ``{"tenant": str, "read": [grant names],
+    "discover": [grant names] | None}`` as ``dataclasses.asdict`` or a vector store's JSON round trip gives it;
+    that mapping as a JSON string. No ``"access"`` key (or ``None``): open teaching material, everyone may
+    discover and read it. Anything else (a list, a bare string grant, a non-string grant, an empty tenant, an
+    unknown key, ...) fails closed: grants nobody answers to, and an :class:`AccessMetadataWarning`. Called on its
+    own it warns on every call (Python's default filter then shows it once per call site); a
+    :class:`RetrieverSource` with this default warns once per source.
+    """
+    access, problem = _metadata_access(doc, doc.metadata.get("access"))
+    if problem:
+        warnings.warn(problem, AccessMetadataWarning, stacklevel=2)
+    return access
 
 
-def to_evidence_document(doc: LCDocument, access: Callable[[LCDocument], Access | None] = default_access) -> Document:
-    """A LangChain ``Document`` as the series' :class:`~evidence_lib.corpus.Document` (metadata first)."""
+def to_evidence_document(doc: LCDocument, access: Callable[[LCDocument], Access | None] = default_access, *,
+                         readable: bool = True, key: bytes | None = None) -> Document:
+    """A LangChain ``Document`` as the series' :class:`~evidence_lib.corpus.Document` (metadata first).
+
+    ``readable=False`` builds it for a principal who may discover but not read the text: then nothing computed
+    comes from the text in the clear. A computed title is the doc_id, and a computed doc_id (``doc-<12 hex>``)
+    and revision (12 hex) are HMAC-SHA256 under ``key`` (required), not the text's plain sha256.
+    """
     text = doc.page_content
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if readable:
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    elif isinstance(key, bytes) and key:
+        digest = keyed_digest(key, text)
+    else:
+        raise ValueError("readable=False needs key (bytes): computed fields of unreadable text are keyed")
     meta = doc.metadata
     doc_id = str(meta.get("doc_id") or meta.get("id") or doc.id or f"doc-{digest[:12]}")
-    title = str(meta.get("title") or _first_line(text) or doc_id)
+    title = str(meta.get("title") or (_first_line(text) if readable else "") or doc_id)
     revision = str(meta.get("revision") or digest[:12])
     return Document(doc_id, title, revision, text, access(doc))
 
 
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _k_knob(retriever: BaseRetriever) -> tuple[int, Callable[[int], BaseRetriever]] | None:
+    """The retriever's k and a way to make a copy asking for ``n``, or ``None`` when it has no known k."""
+    fields = type(retriever).model_fields
+    k = getattr(retriever, "k", None) if "k" in fields else None
+    if _is_count(k):
+        return k, lambda n: retriever.model_copy(update={"k": n})
+    kwargs = getattr(retriever, "search_kwargs", None) if "search_kwargs" in fields else None
+    if isinstance(kwargs, dict) and _is_count(kwargs.get("k")):
+        k = kwargs["k"]
+
+        def with_k(n: int) -> BaseRetriever:
+            update = {**kwargs, "k": n}
+            if _is_count(kwargs.get("fetch_k")):  # MMR picks k out of fetch_k: grow both by the same factor
+                update["fetch_k"] = max(kwargs["fetch_k"], kwargs["fetch_k"] * n // k)
+            return retriever.model_copy(update={"search_kwargs": update})
+        return k, with_k
+    return None
+
+
+class RetrieverSnapshot(EvidenceIndex):
+    """One query's snapshot of a retriever's documents, for one principal: an in-memory ``EvidenceIndex``.
+
+    ``query`` is the query; ``requested`` the k the retriever was asked for (``None``: a retriever with no
+    known k); ``unfilled`` how many of those k slots hold no entry (``requested - len(self)``, never below 0;
+    ``None`` when ``requested`` is). It depends only on k and on what the principal is shown, never on how many
+    documents were hidden: a slot is unfilled because fewer documents the principal may see matched, because the
+    over-fetch cap was reached, or because a duplicate chunk was dropped, and the three look the same on purpose.
+    ``prefiltered`` is True when the retriever itself dropped hidden documents before ranking (``BM25Retriever``):
+    then no hidden document ever competed for a slot, and an unfilled slot only means fewer matches. It is a
+    property of the retriever's type, never of the documents.
+    """
+
+    def __init__(self, entries: Iterable[IndexEntry], blobs: dict[str, bytes], *, query: str,
+                 requested: int | None = None, prefiltered: bool = False) -> None:
+        super().__init__(None, entries, blobs)
+        self.query = query
+        self.requested = requested
+        self.unfilled = None if requested is None else max(0, requested - len(self))
+        self.prefiltered = prefiltered
+
+
 @dataclass
 class RetrieverSource:
-    """A retriever as the evidence tools' source: one snapshot per query, filtered by permission first."""
+    """A retriever as the evidence tools' source: one snapshot per query, filtered by permission first.
+
+    ``access`` gives a document's grants (default: :func:`default_access`, ``metadata["access"]``); whatever it
+    returns is checked by :func:`~evidence_lib.access.parse_access`, and a malformed value hides the document
+    from everyone with one :class:`AccessMetadataWarning` per source. ``history`` keeps the newest
+    ``history_limit`` snapshots (default 16; 0 keeps none) as ``(query, snapshot)`` pairs in a bounded
+    ``collections.deque``, newest last, so a long-lived source does not grow. ``fingerprint_key`` keys the
+    computed doc_id and revision of documents a principal may discover but not read (default: 32 random bytes
+    per source; pass your own to keep those ids stable across processes, and keep it secret).
+    """
 
     retriever: BaseRetriever
     access: Callable[[LCDocument], Access | None] = default_access
     #: Snapshots made so far, newest last (what an operator may inspect; never shown to the model).
-    history: list[tuple[str, EvidenceIndex]] = field(default_factory=list, repr=False)
+    history: deque[tuple[str, RetrieverSnapshot]] = field(default_factory=deque, repr=False)
+    history_limit: int = DEFAULT_HISTORY_LIMIT
+    fingerprint_key: bytes | None = field(default=None, repr=False)
+    _warned: bool = field(default=False, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        limit = self.history_limit
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+            raise ValueError(f"history_limit must be an int >= 0, got {limit!r}")
+        self.history = deque(self.history, maxlen=limit)
+        if self.fingerprint_key is None:
+            self.fingerprint_key = secrets.token_bytes(32)
+        elif not isinstance(self.fingerprint_key, bytes) or not self.fingerprint_key:
+            raise ValueError("fingerprint_key must be non-empty bytes")
+
+    def access_of(self, doc: LCDocument) -> Access | None:
+        """``doc``'s grants, checked; malformed grants are :data:`~evidence_lib.access.NOBODY` (fail closed)."""
+        raw = doc.metadata.get("access") if self.access is default_access else self.access(doc)
+        access, problem = _metadata_access(doc, raw)
+        if problem and not self._warned:
+            self._warned = True
+            warnings.warn(f"{problem}. Further malformed grants from this source are hidden without a warning.",
+                          AccessMetadataWarning, stacklevel=2)
+        return access
 
     def documents(self, query: str, principal: Principal | None) -> list[LCDocument]:
-        """The retriever's documents for ``query`` that ``principal`` may discover, in the retriever's order."""
+        """The retriever's documents for ``query`` that ``principal`` may discover, in the retriever's order.
+
+        :class:`~evidence_lib.retrieval.BM25Retriever` filters before scoring. A retriever with a ``k`` field, or
+        with ``search_kwargs["k"]`` (a ``VectorStoreRetriever``), is asked again through a ``model_copy`` with
+        twice the k until k documents are visible, it returns fewer than asked, or it was asked for
+        ``OVERFETCH_FACTOR`` x k (at most ``MAX_FETCH``); the first k visible ones are kept. Any other retriever
+        is filtered after the fact, so hidden documents may still take its slots.
+        """
+        return self._fetch(query, principal)[0]
+
+    def _fetch(self, query: str, principal: Principal | None) -> tuple[list[LCDocument], int | None]:
         def visible(d: LCDocument) -> bool:
-            return allowed(self.access(d), principal, "discover")
+            return allowed(self.access_of(d), principal, "discover")
 
-        if isinstance(self.retriever, BM25Retriever):  # filter before scoring, not after
-            return self.retriever.model_copy(update={"allowed": visible}).invoke(query)
-        return [d for d in self.retriever.invoke(query) if visible(d)]
+        r = self.retriever
+        if isinstance(r, BM25Retriever):  # filter before scoring, not after
+            return r.model_copy(update={"allowed": visible}).invoke(query), r.k
+        knob = _k_knob(r)
+        if knob is None:
+            return [d for d in r.invoke(query) if visible(d)], None
+        k, with_k = knob
+        cap, asked, current = max(k, min(k * OVERFETCH_FACTOR, MAX_FETCH)), k, r
+        while True:
+            got = current.invoke(query)
+            shown = [d for d in got if visible(d)]
+            if len(shown) >= k or len(got) < asked or asked >= cap:
+                return shown[:k], k
+            asked = min(asked * 2, cap)
+            current = with_k(asked)
 
-    def snapshot(self, query: str, principal: Principal | None) -> EvidenceIndex:
+    def snapshot(self, query: str, principal: Principal | None) -> RetrieverSnapshot:
         """This query's snapshot: entries in rank order, bytes kept in memory, hashes from what is stored."""
         entries: list[IndexEntry] = []
         blobs: dict[str, bytes] = {}
-        for lc in self.documents(query, principal):
-            doc = to_evidence_document(lc, self.access)
+        docs, requested = self._fetch(query, principal)
+        for lc in docs:
+            grants = self.access_of(lc)
+            readable = allowed(grants, principal, "read")
+            doc = to_evidence_document(lc, lambda _d, g=grants: g, readable=readable, key=self.fingerprint_key)
             if not clean_text(doc.text) or not clean_text(doc.doc_id):
                 continue  # text that cannot be stored or shown is not evidence
             raw = doc.text.encode("utf-8")
@@ -86,9 +248,11 @@ class RetrieverSource:
             blobs[doc_id] = raw
             claimed = lc.metadata.get("sha256")
             sha = claimed if isinstance(claimed, str) else hashlib.sha256(raw).hexdigest()
-            entries.append(IndexEntry(doc_id, doc.title, doc.revision, len(doc.text), sha,
-                                      doc.text[:PREVIEW_CHARS], doc.access, bytes=len(raw)))
-        index = EvidenceIndex(None, entries, blobs)
+            preview = doc.text[:PREVIEW_CHARS] if readable else ""  # no text of what the principal may not read
+            entries.append(IndexEntry(doc_id, doc.title, doc.revision, len(doc.text), sha, preview, doc.access,
+                                      bytes=len(raw)))
+        index = RetrieverSnapshot(entries, blobs, query=query, requested=requested,
+                                  prefiltered=isinstance(self.retriever, BM25Retriever))
         self.history.append((query, index))
         return index
 

@@ -15,9 +15,10 @@ from .access import Principal
 from .errors import CITATION_REASONS as REASONS
 from .errors import CitationReason as Reason
 from .errors import EvidenceError
-from .index import EvidenceIndex
+from .index import IndexProtocol
 from .ledger import Ledger, ReadRecord
-from .paging import covers, is_int
+from .lines import shown_revision
+from .paging import covering_reads, is_int
 
 __all__ = ["REASONS", "Answer", "AnswerCheck", "Citation", "CitationCheck", "Reason", "covered", "verify_answer",
            "verify_citation"]
@@ -74,28 +75,31 @@ def _ranges(reads: Ledger | Iterable[ReadRecord | Mapping[str, Any]]) -> list[Re
 
 def covered(reads: Iterable[ReadRecord], c: Citation) -> bool:
     """Whether reads *of the cited bytes* (same doc_id, revision and sha256) cover the cited range."""
-    key = (c.doc_id, c.revision, c.sha256)
-    return covers([(r.start, r.end) for r in reads if (r.doc_id, r.revision, r.sha256) == key], c.start, c.end)
+    return covering_reads(reads, c.doc_id, c.revision, c.sha256, c.start, c.end) is not None
 
 
-def verify_citation(index: EvidenceIndex, citation: Citation, reads: Ledger | Iterable,
+def verify_citation(index: IndexProtocol, citation: Citation, reads: Ledger | Iterable,
                     principal: Principal | None = None) -> CitationCheck:
-    """Check ``citation`` against the index, the stored bytes and the reads made; say why it fails."""
+    """Check ``citation`` against the index, the stored bytes and the reads made; say why it fails.
+
+    The revision may be quoted as stored or as the replies show it (cut to 40 characters); the sha256 must be
+    the full one. Only the cited range's bytes are fetched, and they are verified before they are compared.
+    """
     try:
         entry = index.entry(citation.doc_id, principal, "read")
     except EvidenceError:
         return CitationCheck(citation, "unknown_doc_id")
-    if (entry.revision, entry.sha256) != (citation.revision, citation.sha256):
+    if citation.revision not in (entry.revision, shown_revision(entry.revision)) or citation.sha256 != entry.sha256:
         return CitationCheck(citation, "document_changed")
+    if not (is_int(citation.start) and is_int(citation.end) and 0 <= citation.start <= citation.end <= entry.chars):
+        return CitationCheck(citation, "out_of_bounds")
     try:
-        text = index.snapshot(citation.doc_id, principal).text
+        text = index.text(entry.doc_id, principal, citation.start, citation.end)
     except EvidenceError:
         return CitationCheck(citation, "document_changed")
-    if not (is_int(citation.start) and is_int(citation.end) and 0 <= citation.start <= citation.end <= len(text)):
-        return CitationCheck(citation, "out_of_bounds")
     if not covered(_ranges(reads), citation):
         return CitationCheck(citation, "never_read")
-    if citation.quote is not None and text[citation.start: citation.end] != citation.quote:
+    if citation.quote is not None and text != citation.quote:
         return CitationCheck(citation, "text_mismatch")
     return CitationCheck(citation, "ok")
 
@@ -124,7 +128,7 @@ class AnswerCheck:
         return "\n".join([head, *(f"  {c}" for c in self.checks)])
 
 
-def verify_answer(index: EvidenceIndex, answer: Answer, reads: Ledger | Iterable,
+def verify_answer(index: IndexProtocol, answer: Answer, reads: Ledger | Iterable,
                   principal: Principal | None = None) -> AnswerCheck:
     """Verify every citation of ``answer``; an answer with no citation is not verified."""
     reads = reads if isinstance(reads, Ledger) else list(reads)

@@ -16,11 +16,13 @@ import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from .access import Access, Action, Principal, allowed
 from .corpus import Document
 from .errors import EvidenceError
 from .locate import LocateOptions, find
+from .paging import check_int
 
 PREVIEW_CHARS = 40
 #: Largest document the index stores (UTF-8 bytes); bigger ones are refused at build time.
@@ -29,8 +31,9 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _MEMORY_ID = re.compile(r"[^\s/\\\x00-\x1f\x7f]{1,128}")
 
 
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def sha256_hex(data: bytes | str) -> str:
+    """The series' one content hash: sha256 of ``data`` (a ``str`` is hashed as its UTF-8 bytes), in hex."""
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
 
 
 def read_stored(path: Path, root: Path, size: int = -1, max_bytes: int = MAX_STORED_BYTES) -> bytes:
@@ -95,6 +98,47 @@ class Snapshot:
 
     entry: IndexEntry
     text: str
+
+
+@runtime_checkable
+class IndexProtocol(Protocol):
+    """What the evidence tools, citations and the checker ask of a set of evidence. Notebooks 02, 08, 11.
+
+    One protocol, implemented by :class:`EvidenceIndex` (files or memory, also each query's snapshot of a
+    retriever), the store's ``StoreSnapshot`` and the ``TaskWorkspace``. ``principal`` is the caller the
+    application bound into the tools; an unknown and a forbidden ``doc_id`` raise the same
+    ``EvidenceError("unknown_doc_id")``. Texts are real ``str``: :meth:`snapshot` returns the whole verified
+    text, :meth:`text` a verified range of it (a store fetches only the part it needs).
+    """
+
+    def visible(self, principal: Principal | None = None, action: Action = "discover") -> list[IndexEntry]:
+        """Entries ``principal`` may ``action``, in rank (or build) order."""
+        ...
+
+    def entry(self, doc_id: str, principal: Principal | None = None, action: Action = "read") -> IndexEntry:
+        """One entry (metadata only)."""
+        ...
+
+    def snapshot(self, doc_id: str, principal: Principal | None = None) -> Snapshot:
+        """The entry and the whole text, checked against the recorded sha256 (else ``evidence_changed``)."""
+        ...
+
+    def text(self, doc_id: str, principal: Principal | None = None, start: int = 0, end: int | None = None) -> str:
+        """``text[start:end]`` of one readable document, verified (``end=None``: to the end)."""
+        ...
+
+    def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
+             first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
+        """``(doc_id, offset)`` of ``term`` in ``doc_ids``, in that order: the same hits as the scan."""
+        ...
+
+
+def text_range(entry: IndexEntry, start: int, end: int | None) -> tuple[int, int]:
+    """``[start, end)`` checked against ``entry`` (ints, ``0 <= start <= end <= chars``): ``invalid_page_bounds``."""
+    end = entry.chars if end is None else end
+    check_int(start, 0, entry.chars)
+    check_int(end, start, entry.chars)
+    return start, end
 
 
 class EvidenceIndex:
@@ -190,6 +234,12 @@ class EvidenceIndex:
         if sha256_hex(raw) != e.sha256:
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision)
         return Snapshot(e, raw.decode("utf-8"))
+
+    def text(self, doc_id: str, principal: Principal | None = None, start: int = 0, end: int | None = None) -> str:
+        """A verified range of one document (the whole stored file is read and re-hashed)."""
+        e = self.entry(doc_id, principal, "read")
+        start, end = text_range(e, start, end)
+        return self.snapshot(e.doc_id, principal).text[start:end]
 
     def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
              first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:

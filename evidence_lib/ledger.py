@@ -14,11 +14,13 @@ enters the model's context. The ledger records that size too (:meth:`Ledger.cont
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 from .errors import EvidenceError, error_payload, to_json
-from .measure import cl100k_tokens, utf8_bytes
-from .paging import covering
+from .measure import Size
+from .paging import covering_reads
 
 
 @dataclass(frozen=True)
@@ -65,12 +67,52 @@ class LedgerEntry:
         return not self.charged
 
 
+@dataclass(frozen=True)
+class Tally:
+    """The counters every limit is checked against, as one storage sees them at one moment."""
+
+    step: int  # entries so far (charged and refused)
+    calls: int
+    chars: int
+    bytes: int
+    tokens: int
+    refused: int
+    doc_reads: Callable[[str], int]  # charged page reads of one doc_id
+
+    def spent(self) -> dict[str, int]:
+        return {"calls": self.calls, "chars": self.chars, "bytes": self.bytes, "tokens": self.tokens}
+
+
 @dataclass
 class Ledger:
-    """Cumulative spend of one task. Hand the same ledger to :func:`evidence_tools`."""
+    """Cumulative spend of one task. Hand the same ledger to :func:`evidence_tools` (and to every other reading
+    tool of the task: one budget covers them all).
+
+    The limits are checked here, once, for every storage: this class keeps its entries in a list, and
+    :class:`~evidence_lib.store.StoreLedger` in a store shared by many workers. A storage provides three hooks:
+    :meth:`tally` (the counters now), :meth:`locked` (the counters under the storage's write lock, for one
+    charge) and :meth:`append` (write one entry under that lock).
+    """
 
     budget: Budget = field(default_factory=Budget)
     entries: list[LedgerEntry] = field(default_factory=list)
+
+    # -- storage hooks (overridden by StoreLedger) ----------------------------------------
+    def tally(self) -> Tally:
+        """The counters now (no lock): for early refusals and reports."""
+        charged = self.charged
+        per_doc = Counter(e.read.doc_id for e in charged if e.read is not None)
+        return Tally(len(self.entries), len(charged), sum(e.chars for e in charged), sum(e.bytes for e in charged),
+                     sum(e.tokens for e in charged), len(self.entries) - len(charged), per_doc.__getitem__)
+
+    @contextmanager
+    def locked(self) -> Iterator[Tally]:
+        """The counters under the storage's write lock, held until the block ends (one list: nothing to lock)."""
+        yield self.tally()
+
+    def append(self, tally: Tally, entry: LedgerEntry) -> None:
+        """Write ``entry`` (its ``step`` is ``tally.step + 1``) inside :meth:`locked`."""
+        self.entries.append(entry)
 
     # -- what has been spent ------------------------------------------------------------
     @property
@@ -91,71 +133,76 @@ class Ledger:
     def refusals(self) -> list[LedgerEntry]:
         return [e for e in self.entries if not e.charged]
 
-    @staticmethod
-    def _sum(entries: list[LedgerEntry]) -> dict[str, int]:
-        return {
-            "calls": len(entries),
-            "chars": sum(e.chars for e in entries),
-            "bytes": sum(e.bytes for e in entries),
-            "tokens": sum(e.tokens for e in entries),
-        }
-
     def totals(self) -> dict[str, int]:
         """What was charged against the budget: calls that returned content."""
-        return self._sum(self.charged)
+        return self.tally().spent()
 
     def context(self) -> dict[str, int]:
         """What entered the model's context through these tools: charged calls *and* refusals."""
-        return {**self._sum(self.entries), "refused": len(self.refusals)}
+        entries = self.entries
+        return {"calls": len(entries), "chars": sum(e.chars for e in entries), "bytes": sum(e.bytes for e in entries),
+                "tokens": sum(e.tokens for e in entries), "refused": sum(1 for e in entries if not e.charged)}
 
     def limits(self) -> dict[str, int | None]:
         b = self.budget
         return {"calls": b.max_calls, "chars": b.max_chars, "bytes": b.max_bytes, "tokens": b.max_tokens}
 
-    def _exhausted(self, reason: str) -> EvidenceError:
-        return EvidenceError("budget_exhausted", reason=reason, spent=self.totals(), limits=self.limits())
+    def _exhausted(self, reason: str, tally: Tally | None = None) -> EvidenceError:
+        spent = (tally or self.tally()).spent()
+        return EvidenceError("budget_exhausted", reason=reason, spent=spent, limits=self.limits())
 
-    # -- the three hooks the tools call ---------------------------------------------------
+    def _check(self, t: Tally, *, size: Size | None = None, doc_id: str | None = None) -> None:
+        """Every limit, in one place: refusals, calls, reads of ``doc_id``, and (with ``size``) chars, bytes, tokens."""
+        b = self.budget
+        if b.max_refusals is not None and t.refused >= b.max_refusals:
+            raise self._exhausted("refusals", t)
+        if b.max_calls is not None and t.calls >= b.max_calls:
+            raise self._exhausted("calls", t)
+        if doc_id is not None and b.max_reads_per_doc is not None and t.doc_reads(doc_id) >= b.max_reads_per_doc:
+            raise self._exhausted("reads_per_doc", t)
+        if size is not None:
+            for unit, n in (("chars", size.chars), ("bytes", size.utf8_bytes), ("tokens", size.cl100k_tokens)):
+                limit = self.limits()[unit]
+                if limit is not None and getattr(t, unit) + n > limit:
+                    raise self._exhausted(unit, t)
+
+    # -- the hooks the tools call -----------------------------------------------------------
     def admit(self, tool: str, doc_id: str | None = None) -> None:
         """Refuse before any work when the call count or the per-document reads are used up."""
-        b = self.budget
-        self.check_refusals()
-        if b.max_calls is not None and len(self.charged) >= b.max_calls:
-            raise self._exhausted("calls")
-        if doc_id is not None and b.max_reads_per_doc is not None:
-            if Counter(e.read.doc_id for e in self.charged if e.read is not None)[doc_id] >= b.max_reads_per_doc:
-                raise self._exhausted("reads_per_doc")
+        self._check(self.tally(), doc_id=doc_id)
 
     def check_refusals(self) -> None:
         """Refuse every call once ``max_refusals`` calls were refused: the caller is looping."""
-        if self.budget.max_refusals is not None and len(self.refusals) >= self.budget.max_refusals:
-            raise self._exhausted("refusals")
+        t = self.tally()
+        if self.budget.max_refusals is not None and t.refused >= self.budget.max_refusals:
+            raise self._exhausted("refusals", t)
 
     def covering(self, doc_id: str, revision: str, sha256: str, start: int, end: int) -> list[tuple[int, int]]:
         """Earlier ranges read from the same bytes that together cover ``[start, end)``, else ``[]``."""
-        key = (doc_id, revision, sha256)
-        return covering(((r.start, r.end) for r in self.reads if (r.doc_id, r.revision, r.sha256) == key),
-                        start, end) or []
+        return covering_reads(self.reads, doc_id, revision, sha256, start, end) or []
 
     def charge(self, tool: str, content: str, *, status: str = "ok",
                read: tuple[str, str, int, int, str] | None = None,
                covered: tuple[str, int, int] | None = None,
                excerpts: list[tuple[str, str, int, int, str]] | tuple = ()) -> None:
-        """Record ``content`` as returned, or refuse it whole if it would overrun a limit."""
-        size = {"chars": len(content), "bytes": utf8_bytes(content), "tokens": cl100k_tokens(content)}
-        spent, limits = self.totals(), self.limits()
-        for unit in ("chars", "bytes", "tokens"):
-            if limits[unit] is not None and spent[unit] + size[unit] > limits[unit]:
-                raise self._exhausted(unit)
-        self.entries.append(LedgerEntry(len(self.entries) + 1, tool, status, **size,
-                                        read=ReadRecord(*read) if read else None, covered=covered,
-                                        excerpts=tuple(ReadRecord(*x) for x in excerpts)))
+        """Record ``content`` as returned, or refuse it whole if it would overrun a limit.
+
+        Every limit is re-checked under the storage's lock (:meth:`locked`), so two workers sharing one
+        stored ledger can never overspend it together.
+        """
+        size = Size.of(content)
+        with self.locked() as t:
+            self._check(t, size=size, doc_id=read[0] if read else None)
+            self.append(t, LedgerEntry(t.step + 1, tool, status, size.chars, size.utf8_bytes, size.cl100k_tokens,
+                                       read=ReadRecord(*read) if read else None, covered=covered,
+                                       excerpts=tuple(ReadRecord(*x) for x in excerpts)))
 
     def refused(self, tool: str, error: EvidenceError) -> None:
         """Record a refused call: never charged, but its error message did enter the context."""
-        content = to_json(error_payload(error))
-        self.entries.append(LedgerEntry(len(self.entries) + 1, tool, error.code, len(content), utf8_bytes(content),
-                                        cl100k_tokens(content), charged=False, reason=error.details.get("reason")))
+        size = Size.of(to_json(error_payload(error)))
+        with self.locked() as t:
+            self.append(t, LedgerEntry(t.step + 1, tool, error.code, size.chars, size.utf8_bytes, size.cl100k_tokens,
+                                       charged=False, reason=error.details.get("reason")))
 
     # -- reporting -----------------------------------------------------------------------
     def summary(self) -> str:

@@ -75,7 +75,8 @@ def nfc_with_map(text: str) -> tuple[str, list[int], list[int]]:
     return "".join(out), starts, ends
 
 
-def _find_all(text: str, term: str, first_only: bool) -> Iterator[int]:
+def find_all(text: str, term: str, first_only: bool = False) -> Iterator[int]:
+    """Every offset of ``term`` in ``text`` (``str.find``, overlapping matches included), or only the first."""
     i = text.find(term)
     while i >= 0:
         yield i
@@ -87,10 +88,10 @@ def _find_all(text: str, term: str, first_only: bool) -> Iterator[int]:
 def _matches(text: str, term: str, opts: LocateOptions, first_only: bool) -> Iterator[int]:
     if opts.normalization == "NFC":
         norm, starts, _ = nfc_with_map(text)
-        for i in _find_all(norm, unicodedata.normalize("NFC", term), first_only):
+        for i in find_all(norm, unicodedata.normalize("NFC", term), first_only):
             yield starts[i]
     else:
-        yield from _find_all(text, term, first_only)
+        yield from find_all(text, term, first_only)
 
 
 def find(texts: Iterable[tuple[str, str]], term: str, opts: LocateOptions = LocateOptions(),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .errors import EvidenceError
+from .lines import shown_revision
 
 T = TypeVar("T")
 
@@ -87,6 +88,20 @@ def covering(ranges: Iterable[tuple[int, int]], start: int, end: int) -> list[tu
 def covers(ranges: Iterable[tuple[int, int]], start: int, end: int) -> bool:
     """Whether ``ranges`` together cover ``[start, end)`` (see :func:`covering`)."""
     return covering(ranges, start, end) is not None
+
+
+def covering_reads(reads: Iterable[Any], doc_id: str, revision: str, sha256: str, start: int,
+                   end: int) -> list[tuple[int, int]] | None:
+    """The earlier reads *of the same bytes* that cover ``[start, end)``, else ``None``: the one coverage check.
+
+    ``reads`` are records with ``doc_id``, ``revision``, ``start``, ``end`` and ``sha256`` attributes (a ledger's
+    :class:`~evidence_lib.ledger.ReadRecord`, a profile's ``Excerpt``). Only reads of the same document, the
+    same sha256 and the same revision as shown (:func:`~evidence_lib.lines.shown_revision`) count. Used by both
+    ledgers (``already_read``), citations (``never_read``), the checker and the eval flows.
+    """
+    key = (doc_id, shown_revision(revision), sha256)
+    return covering(((r.start, r.end) for r in reads if (r.doc_id, shown_revision(r.revision), r.sha256) == key),
+                    start, end)
 
 
 def batch(items: Sequence[T], cursor: Any, size: int) -> tuple[list[T], int | None]:

@@ -42,9 +42,9 @@ class Excerpt:
 
     doc_id: str
     revision: str
-    sha256: str  # full hex once resolved; may be a 12-hex prefix before
     start: int
     end: int
+    sha256: str  # full hex once resolved; may be a 12-hex prefix before
     text: str
 
     def citation(self):  # -> Citation (imported lazily: citations import the index)
@@ -150,7 +150,7 @@ def _from_json(content: str) -> list[Excerpt]:
     except (TypeError, ValueError):
         return []
     if isinstance(body, Mapping) and isinstance(body.get("text"), str) and "sha256" in body and "start" in body:
-        return [Excerpt(body["doc_id"], body["revision"], body["sha256"], body["start"], body["end"], body["text"])]
+        return [Excerpt(body["doc_id"], body["revision"], body["start"], body["end"], body["sha256"], body["text"])]
     return []
 
 
@@ -159,7 +159,7 @@ def _from_compact(content: str) -> list[Excerpt]:
     m = _PAGE.match(first)
     if m:
         d, rev, sha, s, e = _untoken(m[1]), _untoken(m[2]), m[3], int(m[4]), int(m[5])
-        return [Excerpt(d, rev, sha, s, e, rest)]
+        return [Excerpt(d, rev, s, e, sha, rest)]
     if not first.startswith("locate "):
         return []
     out, current = [], None
@@ -170,7 +170,7 @@ def _from_compact(content: str) -> list[Excerpt]:
             continue
         sp = _SPAN.match(line)
         if sp and current is not None:
-            out.append(Excerpt(current[0], current[1], current[2], int(sp[1]), int(sp[2]), json.loads(sp[3])))
+            out.append(Excerpt(current[0], current[1], int(sp[1]), int(sp[2]), current[2], json.loads(sp[3])))
     return out
 
 
@@ -194,7 +194,7 @@ def excerpts(contents: Iterable[str | Any]) -> list[Excerpt]:
             if len(x.sha256) == 64:
                 full[key] = x.sha256
             elif key in full and full[key].startswith(x.sha256.rstrip("…")):
-                x = Excerpt(x.doc_id, x.revision, full[key], x.start, x.end, x.text)
+                x = Excerpt(x.doc_id, x.revision, x.start, x.end, full[key], x.text)
             out.append(x)
     return out
 

@@ -17,13 +17,14 @@ from pydantic import BaseModel, Field, create_model
 
 from .access import Principal, allowed
 from .errors import EvidenceError, to_json
-from .index import EvidenceIndex, IndexEntry
+from .index import EvidenceIndex, IndexEntry, IndexProtocol
 from .ledger import Ledger
+from .lines import MAX_REVISION_CHARS, TRUNCATED, cut, shown_revision
 from .locate import NO_MATCH_NOTE, LocateOptions, shape
 from .measure import utf8_bytes
 from .paging import batch, check_int, page
-from .profiles import PROFILES, Profile, compact_locate, compact_manifest, compact_page, window
-from .retrieval.snapshot import RetrieverSource, as_source
+from .profiles import (PROFILES, WINDOW_AFTER, WINDOW_BEFORE, Profile, compact_locate, compact_manifest, compact_page,
+                       window)
 from .toolkit import MAX_QUERY_CHARS, EvidenceTool, StrictArgs, run_tool_call, tool_call
 
 __all__ = ["DEFAULT_PAGE_CHARS", "MANIFEST_LIMIT", "MAX_MANIFEST_BYTES", "MAX_MANIFEST_LIMIT", "MAX_PAGE_CHARS",
@@ -37,10 +38,9 @@ MANIFEST_LIMIT = 20
 MAX_MANIFEST_LIMIT = 50
 #: ... nor grows past this many UTF-8 bytes; rows that do not fit are counted as ``omitted``.
 MAX_MANIFEST_BYTES = 16_000
-#: Titles and revisions longer than this are cut in the manifest, ending with TRUNCATED.
+#: Titles longer than this are cut in the manifest, ending with TRUNCATED; a revision is cut to
+#: MAX_REVISION_CHARS wherever it is shown (``lines.shown_revision``).
 MAX_TITLE_CHARS = 120
-MAX_REVISION_CHARS = 40
-TRUNCATED = "…[cut]"
 #: Bytes kept free for {"candidates": ..., "omitted": n, "note": ...} around the rows.
 MANIFEST_ENVELOPE_BYTES = 200
 
@@ -89,30 +89,40 @@ def locate_args(opts: LocateOptions, extended: bool = False) -> type[BaseModel]:
     return create_model(name, __base__=StrictArgs, **fields)
 
 
-def cut(text: str, limit: int) -> str:
-    """``text`` if it fits in ``limit`` characters, else its head with a visible TRUNCATED marker."""
-    return text if len(text) <= limit else text[: limit - len(TRUNCATED)] + TRUNCATED
+def as_source(source: Any) -> Any:
+    """What ``evidence_tools`` accepts: anything speaking :class:`~evidence_lib.index.IndexProtocol` (a fixed
+    index, a store snapshot, a task workspace), or a retriever (a ``BaseRetriever`` or a ``RetrieverSource``:
+    each search then makes that query's snapshot, notebook 08)."""
+    if isinstance(source, IndexProtocol):
+        return source
+    from langchain_core.retrievers import BaseRetriever
+
+    from .retrieval.snapshot import RetrieverSource  # only when a retriever is used: the core never loads it
+
+    if isinstance(source, RetrieverSource):
+        return source
+    if isinstance(source, BaseRetriever):
+        return RetrieverSource(source)
+    raise TypeError(f"evidence_tools needs an index (IndexProtocol) or a BaseRetriever, got {type(source).__name__}")
 
 
-def read_page(index: EvidenceIndex, doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS,
+def read_page(index: IndexProtocol, doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS,
               principal: Principal | None = None) -> dict[str, Any]:
     """What ``read_evidence`` returns, without the budget: one bounded page of verified bytes. Notebook 02."""
     check_int(offset, 0)  # bounds first: nothing is looked up or opened for an impossible page
     check_int(limit, 1, MAX_PAGE_CHARS)
     entry = index.entry(doc_id, principal, "read")  # unknown and forbidden raise the same error
-    if offset > entry.chars:
-        raise EvidenceError("offset_exceeds_document", total_chars=entry.chars)
-    text = index.snapshot(entry.doc_id, principal).text  # read once; refused if the bytes changed
-    p = page(len(text), offset, limit, MAX_PAGE_CHARS)  # [start, end) and next_offset, in one place
+    p = page(entry.chars, offset, limit, MAX_PAGE_CHARS)  # [start, end) and next_offset, in one place
+    text = index.text(entry.doc_id, principal, p.start, p.end)  # verified; refused if the bytes changed
     return {
         "doc_id": entry.doc_id,
-        "revision": entry.revision,
+        "revision": shown_revision(entry.revision),
         "sha256": entry.sha256,
         "start": p.start,
         "end": p.end,
         "total_chars": p.total,
         "next_offset": p.next_offset,
-        "text": text[p.start:p.end],
+        "text": text,
     }
 
 
@@ -120,7 +130,7 @@ def read_page(index: EvidenceIndex, doc_id: str, offset: int = 0, limit: int = D
 class _Session:
     """What the tools share: the source, the principal bound by the application, the ledger, the profile."""
 
-    source: Any  # an EvidenceIndex (a fixed candidate set) or a RetrieverSource (one snapshot per query)
+    source: Any  # an IndexProtocol (a fixed candidate set) or a RetrieverSource (one snapshot per query)
     principal: Principal | None
     ledger: Ledger | None
     locate_options: LocateOptions
@@ -131,8 +141,9 @@ class _Session:
     sha_sent: set = field(default_factory=set)  # (doc_id, sha256) whose full hash the model has seen
 
     def __post_init__(self) -> None:
+        self.per_query = not isinstance(self.source, IndexProtocol)  # a retriever: one snapshot per query
         if self.index is None:
-            self.index = self.source if not isinstance(self.source, RetrieverSource) else EvidenceIndex(None, [], {})
+            self.index = EvidenceIndex(None, [], {}) if self.per_query else self.source
 
     def guarded(self, tool: str, fn, *args):
         try:
@@ -158,7 +169,7 @@ class _Session:
         check_int(cursor, 0)
         if self.ledger:
             self.ledger.admit("search_evidence")
-        if isinstance(self.source, RetrieverSource) and query != self.query:
+        if self.per_query and query != self.query:
             # This query's snapshot: the retriever's documents, filtered by permission before ranking.
             self.index, self.query = self.source.snapshot(query, self.principal), query
         # (A fixed index is the article's teaching version: the query is not used for ranking.)
@@ -197,7 +208,7 @@ class _Session:
     def _manifest_row(self, entry: IndexEntry) -> dict[str, object]:
         row = entry.manifest_entry()
         row["title"] = cut(entry.title, MAX_TITLE_CHARS)
-        row["revision"] = cut(entry.revision, MAX_REVISION_CHARS)
+        row["revision"] = shown_revision(entry.revision)
         if not allowed(entry.access, self.principal, "read"):
             # May know it exists, may not read it: no text (preview) and no fingerprint of the text.
             row["sha256"] = row["preview"] = None
@@ -236,21 +247,30 @@ class _Session:
         """Compact locate: a cited, sentence-bounded excerpt around each match (overlaps merged)."""
         blocks: list[tuple[str, str, str, bool, list[tuple[int, int, str]]]] = []
         reads = []
+        entry = None
         for d, offset in hits:
-            snap = self.index.snapshot(d, self.principal)
-            s, e = window(snap.text, offset, offset + len(term))
+            if entry is None or entry.doc_id != d:
+                entry = self.index.entry(d, self.principal, "read")
+            s, e = self._window(entry, offset, offset + len(term))
             if blocks and blocks[-1][0] == d and blocks[-1][4] and s <= blocks[-1][4][-1][1]:
                 ps, _, _ = blocks[-1][4][-1]
                 s, e = ps, max(e, blocks[-1][4][-1][1])
-                blocks[-1][4][-1] = (s, e, snap.text[s:e])
+                blocks[-1][4][-1] = (s, e, self.index.text(d, self.principal, s, e))
             else:
                 if not blocks or blocks[-1][0] != d:
-                    blocks.append((d, snap.entry.revision, snap.entry.sha256, self._first_time(snap.entry), []))
-                blocks[-1][4].append((s, e, snap.text[s:e]))
+                    blocks.append((d, shown_revision(entry.revision), entry.sha256, self._first_time(entry), []))
+                blocks[-1][4].append((s, e, self.index.text(d, self.principal, s, e)))
         for d, rev, sha, _, spans in blocks:
             reads.extend((d, rev, s, e, sha) for s, e, _ in spans)
         content = compact_locate(term, blocks, doc_id, cursor, total, nxt, len(hits))
         return self._charge("locate_evidence", content, excerpts=reads)
+
+    def _window(self, entry: IndexEntry, start: int, end: int) -> tuple[int, int]:
+        """:func:`~evidence_lib.profiles.window` around ``[start, end)``, from only the text it can reach."""
+        base = max(0, start - WINDOW_BEFORE - 1)  # one character more: window() looks at the one before its reach
+        sub = self.index.text(entry.doc_id, self.principal, base, min(entry.chars, end + WINDOW_AFTER))
+        s, e = window(sub, start - base, end - base)
+        return base + s, base + e
 
     # -- read -----------------------------------------------------------------------------
     def read(self, doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS) -> str:
@@ -263,10 +283,10 @@ class _Session:
         if self.ledger:
             self.ledger.admit("read_evidence")
             p = page(entry.chars, offset, limit, MAX_PAGE_CHARS)
-            earlier = self.ledger.covering(entry.doc_id, entry.revision, entry.sha256, p.start, p.end)
+            earlier = self.ledger.covering(entry.doc_id, shown_revision(entry.revision), entry.sha256, p.start, p.end)
             if earlier:  # answered from memory: costs a call, not a read of the document
                 content = to_json({
-                    "status": "already_read", "doc_id": entry.doc_id, "revision": entry.revision,
+                    "status": "already_read", "doc_id": entry.doc_id, "revision": shown_revision(entry.revision),
                     "start": p.start, "end": p.end, "covered_by": [list(r) for r in earlier],
                 })
                 return self._charge("read_evidence", content, status="already_read",
@@ -377,7 +397,7 @@ def evidence_tools(
     def read_evidence(doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS) -> str:
         return s.guarded("read_evidence", s.read, doc_id, offset, limit)
 
-    fixed = not isinstance(src, RetrieverSource)
+    fixed = not s.per_query
     extended = profile == "compact" or not fixed
     search_text = (COMPACT_SEARCH_DESCRIPTION if profile == "compact"
                    else SEARCH_DESCRIPTION if fixed else RETRIEVER_SEARCH_DESCRIPTION)

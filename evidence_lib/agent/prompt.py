@@ -68,12 +68,12 @@ _LINE = re.compile(r'^\[(?P<n>\d{1,4})\]\s+(?P<doc_id>[A-Za-z0-9][A-Za-z0-9_.-]{
 class CitedRange:
     """One ``Sources:`` line: what the answer says it read. No sha256: the checker finds it in the reads."""
 
-    n: int
     doc_id: str
     revision: str
     start: int
     end: int
     quote: str | None = None
+    n: int = 0  # the number the prose cites it by ([n])
 
     def __str__(self) -> str:
         return f"{self.doc_id}@{self.revision} [{self.start}, {self.end})"
@@ -126,5 +126,5 @@ def parse_answer(text: str) -> FinalAnswer:
         if m is None:
             problems.append(f"Sources line {i} does not parse")
             continue
-        citations.append(CitedRange(int(m["n"]), m["doc_id"], m["revision"], int(m["start"]), int(m["end"]), quote))
+        citations.append(CitedRange(m["doc_id"], m["revision"], int(m["start"]), int(m["end"]), quote, n=int(m["n"])))
     return FinalAnswer(head.strip(), tuple(citations), insufficient, tuple(problems))

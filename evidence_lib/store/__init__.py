@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from .base import CHUNK_CHARS, DEFAULT_TTL, OVERLAP_CHARS, EvidenceStore, SnapshotKey, system_clock
 from .ledger import StoreLedger
-from .snapshot import StoredText, StoreSnapshot
+from .snapshot import StoreSnapshot
 from .memory import MemoryStore
 from .sqlite import SQLiteStore
 from .workspace import ENTRY_PATH, TaskWorkspace
 
 __all__ = ["CHUNK_CHARS", "DEFAULT_TTL", "ENTRY_PATH", "OVERLAP_CHARS", "EvidenceStore", "MemoryStore",
-           "PostgresStore", "SQLiteStore", "SnapshotKey", "StoreLedger", "StoreSnapshot", "StoredText",
+           "PostgresStore", "SQLiteStore", "SnapshotKey", "StoreLedger", "StoreSnapshot",
            "TaskWorkspace", "open_store", "system_clock"]
 
 

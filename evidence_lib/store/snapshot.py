@@ -1,7 +1,8 @@
 """A published snapshot as an index: the object ``evidence_tools`` takes, backed by any store. Notebook 11.
 
-``StoreSnapshot`` answers the four calls the tools make (``visible``, ``entry``, ``snapshot``, ``find``) from the
-store; ``StoredText`` is a document's text fetched and verified chunk by chunk.
+``StoreSnapshot`` speaks :class:`~evidence_lib.index.IndexProtocol` (``visible``, ``entry``, ``snapshot``, ``text``,
+``find``) from the store. A page or an excerpt fetches only the chunks it covers, each checked against the sha256
+recorded with it; a whole text is checked against the document's sha256.
 """
 
 from __future__ import annotations
@@ -10,56 +11,10 @@ from collections.abc import Iterable, Iterator
 
 from ..access import Action, Principal, allowed
 from ..errors import EvidenceError
-from ..index import IndexEntry, Snapshot
-from ..locate import LocateOptions, _find_all, find as scan_find
+from ..index import IndexEntry, Snapshot, sha256_hex, text_range
+from ..locate import LocateOptions, find as scan_find, find_all
 from .base import CHUNK_CHARS, OVERLAP_CHARS, DocRow, EvidenceStore, SnapRow, access_from_json, alive, check_text, \
-    from_us, sha256_text
-
-
-class StoredText:
-    """A stored document's text, fetched chunk by chunk: ``len()`` and slicing read only what they need.
-
-    Every chunk is checked against the sha256 recorded with it; ``str()`` fetches the whole document and
-    checks it against the document's sha256. ``read_page`` and ``verify_citation`` need nothing else.
-    """
-
-    __slots__ = ("_snap", "_entry", "_doc_no")
-
-    def __init__(self, snap: StoreSnapshot, entry: IndexEntry, doc_no: int) -> None:
-        self._snap, self._entry, self._doc_no = snap, entry, doc_no
-
-    def __len__(self) -> int:
-        return self._entry.chars
-
-    def __getitem__(self, key: int | slice) -> str:
-        if isinstance(key, int):
-            i = key + len(self) if key < 0 else key
-            if not 0 <= i < len(self):
-                raise IndexError("text index out of range")
-            return self._range(i, i + 1)
-        start, stop, step = key.indices(len(self))
-        if step != 1:
-            return str(self)[key]
-        return self._range(start, stop) if start < stop else ""
-
-    def _range(self, start: int, stop: int) -> str:
-        lo, hi = start // CHUNK_CHARS, (stop - 1) // CHUNK_CHARS
-        bodies = self._snap._chunk_bodies(self._entry, self._doc_no, lo, hi)
-        return "".join(b[:CHUNK_CHARS] for b in bodies)[start - lo * CHUNK_CHARS: stop - lo * CHUNK_CHARS]
-
-    def __str__(self) -> str:
-        text = self._range(0, len(self)) if len(self) else ""
-        if sha256_text(text) != self._entry.sha256:
-            raise EvidenceError("evidence_changed", doc_id=self._entry.doc_id, revision=self._entry.revision)
-        return text
-
-    def __eq__(self, other: object) -> bool:
-        return str(self) == (str(other) if isinstance(other, StoredText) else other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"StoredText({self._entry.doc_id!r}, chars={len(self)})"
+    from_us
 
 
 class StoreSnapshot:
@@ -126,12 +81,27 @@ class StoreSnapshot:
         return e
 
     def snapshot(self, doc_id: str, principal: Principal | None = None) -> Snapshot:
+        """The whole text, fetched and checked against the document's sha256 (tools read pages: :meth:`text`)."""
         e = self.entry(doc_id, principal, "read")
-        return Snapshot(e, StoredText(self, e, self._doc_no[e.doc_id]))  # type: ignore[arg-type]
+        text = self._range(e, 0, e.chars)
+        if sha256_hex(text) != e.sha256:
+            raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision)
+        return Snapshot(e, text)
 
-    def text(self, doc_id: str, principal: Principal | None = None) -> str:
-        """The whole verified text of one document (operator-side; tools read pages)."""
-        return str(self.snapshot(doc_id, principal).text)
+    def text(self, doc_id: str, principal: Principal | None = None, start: int = 0, end: int | None = None) -> str:
+        """``text[start:end]``: only the chunks it covers are fetched, each checked against its own sha256."""
+        e = self.entry(doc_id, principal, "read")
+        start, end = text_range(e, start, end)
+        if (start, end) == (0, e.chars):
+            return self.snapshot(e.doc_id, principal).text
+        return self._range(e, start, end)
+
+    def _range(self, e: IndexEntry, start: int, stop: int) -> str:
+        if start >= stop:
+            return ""
+        lo, hi = start // CHUNK_CHARS, (stop - 1) // CHUNK_CHARS
+        bodies = self._chunk_bodies(e, self._doc_no[e.doc_id], lo, hi)
+        return "".join(b[:CHUNK_CHARS] for b in bodies)[start - lo * CHUNK_CHARS: stop - lo * CHUNK_CHARS]
 
     def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
              first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
@@ -159,7 +129,7 @@ class StoreSnapshot:
             for c in sorted(hits.get(doc_no, ())):
                 (body,) = self._chunk_bodies(e, doc_no, c, c)
                 found = False
-                for off in _find_all(body, term, first_only=False):
+                for off in find_all(body, term, first_only=False):
                     if off >= CHUNK_CHARS:  # starts in the next chunk: found there
                         break
                     yield e.doc_id, c * CHUNK_CHARS + off
@@ -175,6 +145,6 @@ class StoreSnapshot:
             self.check_alive()  # gone since it was opened: say so; otherwise the stored chunks changed
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision)
         for _, body, sha in rows:
-            if sha256_text(body) != sha:
+            if sha256_hex(body) != sha:
                 raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision)
         return [r[1] for r in rows]

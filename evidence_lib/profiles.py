@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .lines import quoted, shown_revision, text_line, token
+
 Profile = Literal["article", "compact"]
 PROFILES: tuple[Profile, ...] = ("article", "compact")
 SHORT_SHA = 12
@@ -81,24 +83,26 @@ def window(text: str, start: int, end: int, before: int = WINDOW_BEFORE, after: 
     return min(s, start), max(e, end)
 
 
-def _token(value: str) -> str:
-    return value if value and not any(c.isspace() or c == '"' for c in value) else json.dumps(value, ensure_ascii=False)
-
-
 def sha_label(sha256: str, first_time: bool) -> str:
     return sha256 if first_time else sha256[:SHORT_SHA] + "…"
 
 
 def block_header(doc_id: str, revision: str, sha256: str, first_time: bool) -> str:
-    return f"{_token(doc_id)} {_token(revision)} {sha_label(sha256, first_time)}"
+    return f"{token(doc_id)} {token(shown_revision(revision))} {sha_label(sha256, first_time)}"
 
 
-def compact_manifest(rows: Sequence[tuple[str, str]], first: int, total: int, next_cursor: int | None) -> str:
-    """``candidates a-b of n:`` then ``doc_id title`` per row."""
+def compact_manifest(rows: Sequence[tuple[str, str]], first: int, total: int, next_cursor: int | None, *,
+                     unfilled: tuple[int, int] | None = None) -> str:
+    """``candidates a-b of n:`` then ``doc_id title`` per row (both escaped by :mod:`evidence_lib.lines`).
+
+    ``unfilled=(empty, k)``: ``empty`` of the ``k`` results asked of a retriever hold nothing the caller may see.
+    """
     head = f"candidates {first + 1}-{first + len(rows)} of {total}:" if rows else f"candidates: none of {total}"
     if next_cursor is not None:
         head += f" (next cursor {next_cursor})"
-    lines = [head] + [f"{_token(d)} {' '.join(t.split())[:COMPACT_TITLE_CHARS]}" for d, t in rows]
+    if unfilled is not None:
+        head += f" ({unfilled[0]} of {unfilled[1]} asked: empty)"
+    lines = [head] + [f"{token(d)} {text_line(' '.join(t.split())[:COMPACT_TITLE_CHARS])}" for d, t in rows]
     return "\n".join(lines)
 
 
@@ -106,21 +110,21 @@ def compact_locate(term: str, blocks: Sequence[tuple[str, str, str, bool, Sequen
                    doc_id: str | None, first: int, total: int, next_cursor: int | None, shown: int) -> str:
     """Excerpt blocks ``(doc_id, revision, sha256, first_time, [(start, end, text), ...])`` for ``shown`` matches
     (overlapping excerpts are merged, so a block may hold fewer excerpts than matches)."""
-    scope = f" in {_token(doc_id)}" if doc_id is not None else ""
+    scope = f" in {token(doc_id)}" if doc_id is not None else ""
     if total == 0:
-        return (f"locate {json.dumps(term, ensure_ascii=False)}{scope}: no literal match (not evidence that the "
+        return (f"locate {quoted(term)}{scope}: no literal match (not evidence that the "
                 "answer is absent; try another word)")
     if doc_id is None:
-        head = (f"locate {json.dumps(term, ensure_ascii=False)}: first match in {shown} document"
+        head = (f"locate {quoted(term)}: first match in {shown} document"
                 f"{'s' if shown != 1 else ''}" + (f" ({first + 1}-{first + shown})" if first else ""))
     else:
-        head = f"locate {json.dumps(term, ensure_ascii=False)}{scope}: matches {first + 1}-{first + shown} of {total}"
+        head = f"locate {quoted(term)}{scope}: matches {first + 1}-{first + shown} of {total}"
     if next_cursor is not None:
         head += f", next cursor {next_cursor}"
     lines = [head]
     for d, rev, sha, first_time, spans in blocks:
         lines.append(block_header(d, rev, sha, first_time))
-        lines.extend(f"[{s},{e}) {json.dumps(t, ensure_ascii=False)}" for s, e, t in spans)
+        lines.extend(f"[{s},{e}) {quoted(t)}" for s, e, t in spans)
     return "\n".join(lines)
 
 
@@ -136,7 +140,8 @@ _TOK = r'("(?:[^"\\]|\\.)*"|\S+)'
 _HEADER = re.compile(rf"^{_TOK} {_TOK} ([0-9a-f]{{64}}|[0-9a-f]{{{SHORT_SHA}}}…)$")
 _PAGE = re.compile(rf"^{_TOK} {_TOK} ([0-9a-f]{{64}}|[0-9a-f]{{{SHORT_SHA}}}…) \[(\d+),(\d+)\) of (\d+) (end|next \d+)$")
 _SPAN = re.compile(r"^\[(\d+),(\d+)\) (\".*\")$")
-_CANDIDATES = re.compile(r"^candidates(?: \d+-\d+ of (\d+):|: none of (\d+))(?: \(next cursor (\d+)\))?$")
+_CANDIDATES = re.compile(r"^candidates(?: \d+-\d+ of (\d+):|: none of (\d+))(?: \(next cursor (\d+)\))?"
+                         r"(?: \(\d+ of \d+ asked: empty\))?$")
 _ROW = re.compile(rf"^{_TOK}(?: (.*))?$")
 
 
@@ -209,7 +214,7 @@ def manifest_rows(content: str) -> tuple[list[tuple[str, str]], int, int | None]
     for line in filter(None, rest.split("\n")):
         r = _ROW.match(line)
         try:
-            rows.append((_untoken(r[1]), r[2] or ""))
+            rows.append((_untoken(r[1]), _untoken(r[2]) if r[2] else ""))
         except (TypeError, ValueError):  # no row, or a quoted doc_id that is not a JSON string
             continue
     return rows, int(m[1] or m[2]), int(m[3]) if m[3] else None

@@ -41,6 +41,9 @@ MAX_MANIFEST_BYTES = 16_000
 #: Titles longer than this are cut in the manifest, ending with TRUNCATED; a revision is cut to
 #: MAX_REVISION_CHARS wherever it is shown (``lines.shown_revision``).
 MAX_TITLE_CHARS = 120
+#: What an empty retriever slot means (the manifest's note; the count never depends on hidden documents).
+UNFILLED_NOTE = ("fewer documents you may see matched, or the over-fetch limit was reached; search with other words "
+                 "for more.")
 #: Bytes kept free for {"candidates": ..., "omitted": n, "note": ...} around the rows.
 MANIFEST_ENVELOPE_BYTES = 200
 
@@ -177,16 +180,30 @@ class _Session:
         rows = self.manifest_rows(visible, cursor)
         end = cursor + len(rows)
         nxt = end if end < len(visible) else None
+        short = self.unfilled()
         if self.profile == "compact":
-            content = compact_manifest([(str(r["doc_id"]), str(r["title"])) for r in rows], cursor, len(visible), nxt)
-        elif nxt is None and cursor == 0:
+            content = compact_manifest([(str(r["doc_id"]), str(r["title"])) for r in rows], cursor, len(visible), nxt,
+                                       unfilled=short)
+        elif nxt is None and cursor == 0 and short is None:
             content = to_json(rows)  # the article's shape: a bare list
         else:
             omitted = len(visible) - len(rows)
+            note = f"{omitted} more candidate(s) you may see are not in this manifest" \
+                + (f"; search again with cursor={nxt} for the next ones." if nxt else ".")
+            if short is not None:
+                note += f" {short[0]} of the {short[1]} results asked of the retriever are empty: " + UNFILLED_NOTE
             content = to_json({"candidates": rows, "total": len(visible), "omitted": omitted, "next_cursor": nxt,
-                               "note": f"{omitted} more candidate(s) you may see are not in this manifest"
-                                       + (f"; search again with cursor={nxt} for the next ones." if nxt else ".")})
+                               "note": note})
         return self._charge("search_evidence", content)
+
+    def unfilled(self) -> tuple[int, int] | None:
+        """``(empty, k)`` when a retriever asked for ``k`` results left ``empty`` slots without documents the
+        principal may see, after over-fetching (issue 16): never a count of hidden documents. ``None`` otherwise,
+        and always for a retriever that filters before ranking (then an empty slot only means fewer matches)."""
+        empty, k = getattr(self.index, "unfilled", None), getattr(self.index, "requested", None)
+        if not self.per_query or not empty or getattr(self.index, "prefiltered", False):
+            return None
+        return empty, k
 
     def manifest_rows(self, visible: list[IndexEntry], cursor: int = 0) -> list[dict[str, object]]:
         """The rows shown from ``cursor`` on, bounded in rows and UTF-8 bytes."""

@@ -258,14 +258,3 @@ class RetrieverSource:
 
     def __repr__(self) -> str:
         return f"RetrieverSource({type(self.retriever).__name__}, {len(self.history)} snapshots)"
-
-
-def as_source(source: Any) -> RetrieverSource | EvidenceIndex:
-    """What ``evidence_tools`` accepts: a fixed index, a retriever, or a :class:`RetrieverSource`."""
-    if isinstance(source, (EvidenceIndex, RetrieverSource)):
-        return source
-    if isinstance(source, BaseRetriever):
-        return RetrieverSource(source)
-    if hasattr(source, "visible") and hasattr(source, "snapshot") and hasattr(source, "entry"):
-        return source  # an index-like store snapshot (notebook 11)
-    raise TypeError(f"evidence_tools needs an EvidenceIndex or a BaseRetriever, got {type(source).__name__}")

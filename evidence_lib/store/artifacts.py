@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import EvidenceError
 from ..index import MAX_STORED_BYTES
 from ..paging import page
-from .base import MAX_KEY_CHARS, alive, check_int64, check_text, from_us, sha256_text, ttl_us
+from .base import MAX_KEY_CHARS, alive, check_text, expiry_us, from_us, sha256_text
 
 MAX_ARTIFACT_PAGE = 800
 
@@ -35,7 +35,7 @@ def put_artifact(store, tenant: str, session: str, content: str, *, summary: str
     if len(content.encode("utf-8")) > MAX_STORED_BYTES:
         raise ValueError(f"an artifact is at most {MAX_STORED_BYTES:,} bytes")
     now = store.now_us()
-    expires = check_int64(now + ttl_us(ttl), "expires_at")
+    expires = expiry_us(now, ttl)  # invalid_ttl before anything is written
     artifact_id = "art-" + secrets.token_hex(12)
     sha = sha256_text(content)
     store._put_artifact((tenant, session, artifact_id, summary, content, sha, len(content), now, expires))

@@ -6,7 +6,8 @@ methods); everything a caller sees is defined once, here, so the three backends 
 
 * A doc_id means nothing outside its snapshot: every lookup goes through a :class:`StoreSnapshot`.
 * Everything has a TTL checked at use: readable on ``[created_at, expires_at)``, expired *at* ``expires_at``
-  (the artifacts' rule, notebook 07); :meth:`EvidenceStore.cleanup` removes what expired.
+  (the artifacts' rule, notebook 07); :meth:`EvidenceStore.cleanup` removes what expired. A TTL is checked before
+  anything is written: a positive ``timedelta`` whose expiry is a representable time, else ``invalid_ttl``.
 * Text and integers are checked before any backend sees them, so NUL bytes, lone surrogates and integers
   beyond 64 bits are refused with the same code everywhere (``invalid_text``, ``integer_out_of_range``).
 * A document is stored in chunks (read back through :mod:`evidence_lib.store.snapshot`) of :data:`CHUNK_CHARS` code points, each carrying the next
@@ -46,6 +47,12 @@ MAX_KEY_CHARS = 256
 MAX_DOC_ID_CHARS = 128
 MAX_TITLE_CHARS = 4096
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+#: The last representable time (``datetime.max``, in UTC) in microseconds: no expiry lies past it.
+MAX_US = (datetime.max.replace(tzinfo=timezone.utc) - EPOCH) // timedelta(microseconds=1)
+#: An unpublished snapshot begun this long ago belongs to a writer that died or stalled: cleanup removes it.
+STALE_WRITE = timedelta(hours=24)
+#: How often :meth:`EvidenceStore.snapshot` looks a key up again when its snapshot was replaced while being read.
+LOOKUP_ATTEMPTS = 8
 
 
 def system_clock() -> datetime:
@@ -88,9 +95,22 @@ def from_us(us: int) -> datetime:
 
 
 def ttl_us(ttl: Any) -> int:
+    """A TTL in microseconds: a positive ``timedelta`` no longer than the calendar, else ``invalid_ttl``."""
     if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
-        raise ValueError("ttl must be a positive timedelta")
-    return check_int64(ttl // timedelta(microseconds=1), "ttl", lo=1)
+        raise EvidenceError("invalid_ttl", problem="not_a_positive_timedelta")
+    us = ttl // timedelta(microseconds=1)
+    if us > MAX_US:
+        raise EvidenceError("invalid_ttl", problem="past_the_calendar")
+    return us
+
+
+def expiry_us(now_us: int, ttl: Any) -> int:
+    """``now + ttl`` in microseconds if that is a representable time (hence also a 64-bit integer), else
+    ``invalid_ttl``. Every write computes its expiry with this before it writes anything."""
+    expires = now_us + ttl_us(ttl)
+    if expires > MAX_US:
+        raise EvidenceError("invalid_ttl", problem="past_the_calendar")
+    return expires
 
 
 def alive(created_us: int, expires_us: int, now_us: int) -> bool:
@@ -129,6 +149,8 @@ class SnapRow:
 DocRow = tuple[int, str, str, str, int, int, str, str, "str | None"]
 #: (doc_no, chunk_no, body, sha256)
 ChunkRow = tuple[int, int, str, str]
+#: A task workspace's key: (tenant, session, owner), the owner being the user of the principal who opened it.
+WsKey = tuple[str, str, str]
 
 
 def access_json(access: Access | None) -> str | None:
@@ -194,11 +216,13 @@ class EvidenceStore(ABC):
 
         Written in batches under a snapshot that nobody can see yet, then published in one transaction:
         readers see the old snapshot or the new one, never a mix; a writer that dies leaves an unpublished
-        snapshot that :meth:`cleanup` removes once its TTL has passed.
+        snapshot that :meth:`cleanup` removes once its TTL has passed or it is :data:`STALE_WRITE` old. A write
+        that outlives its TTL, or whose unpublished snapshot was removed meanwhile (by :meth:`cleanup` or
+        :meth:`delete_session`), publishes nothing, keeps the old snapshot and ends with ``snapshot_expired``.
         """
         key = SnapshotKey.checked(tenant, session, query)
         now = self.now_us()
-        expires = check_int64(now + ttl_us(ttl), "expires_at")
+        expires = expiry_us(now, ttl)
         snap_id = self._begin(key, now, expires)
         try:
             seen: set[str] = set()
@@ -219,6 +243,8 @@ class EvidenceStore(ABC):
                     if progress is not None:
                         progress(n)
             self._add(snap_id, docs, chunks)
+            if self.now_us() >= expires:  # outlived its TTL: publishing would replace the old snapshot by nothing
+                raise EvidenceError("snapshot_expired")
             self._publish(snap_id)
         except BaseException:
             try:
@@ -231,28 +257,47 @@ class EvidenceStore(ABC):
         return self._open(self._row(snap_id))
 
     def snapshot(self, tenant: str, session: str, query: str) -> "StoreSnapshot":
-        """The published snapshot for this key, or ``snapshot_expired`` (gone, expired or never stored)."""
-        return self._open(self._lookup(SnapshotKey.checked(tenant, session, query)))
+        """The published snapshot for this key, or ``snapshot_expired`` (gone, expired or never stored).
+
+        A snapshot replaced while its documents were read is not an answer, but its key still has one (the
+        replacement): the key is looked up again, up to :data:`LOOKUP_ATTEMPTS` times.
+        """
+        key = SnapshotKey.checked(tenant, session, query)
+        for _ in range(LOOKUP_ATTEMPTS):
+            snap = self._read(self._lookup(key))
+            if snap is not None:
+                return snap
+        raise EvidenceError("snapshot_expired")  # replaced LOOKUP_ATTEMPTS times while being read
 
     def _open(self, row: SnapRow | None) -> "StoreSnapshot":
+        snap = self._read(row)
+        if snap is None:
+            raise EvidenceError("snapshot_expired")
+        return snap
+
+    def _read(self, row: SnapRow | None) -> "StoreSnapshot | None":
+        """The snapshot of ``row`` with its documents; None if it was replaced or deleted while they were read."""
         if row is None or not alive(row.created_us, row.expires_us, self.now_us()):
             raise EvidenceError("snapshot_expired")
         from .snapshot import StoreSnapshot
 
         docs = self._documents(row.snap_id)
-        if self._row(row.snap_id) is None:  # replaced or deleted while its documents were read
-            raise EvidenceError("snapshot_expired")
+        if self._row(row.snap_id) is None:
+            return None
         return StoreSnapshot(self, row, docs)
 
     def delete_snapshot(self, tenant: str, session: str, query: str) -> bool:
         return self._delete_key(SnapshotKey.checked(tenant, session, query))
 
     def cleanup(self) -> dict[str, int]:
-        """Remove every snapshot, artifact and workspace whose ``expires_at <= now``; say how many of each."""
-        return self._cleanup(self.now_us())
+        """Remove every snapshot, artifact and workspace whose ``expires_at <= now``, and every unpublished snapshot
+        begun :data:`STALE_WRITE` ago or earlier, with its documents and chunks; say how many of each."""
+        now = self.now_us()
+        return self._cleanup(now, now - STALE_WRITE // timedelta(microseconds=1))
 
     def delete_session(self, tenant: str, session: str) -> dict[str, int]:
-        """Remove everything one session left: snapshots, artifacts, ledgers, workspace."""
+        """Remove everything one session left: snapshots (published or not), artifacts, ledgers, and the
+        workspace of every user of the session."""
         return self._delete_session(check_text(tenant, "tenant", lo=1, hi=MAX_KEY_CHARS),
                                     check_text(session, "session", lo=1, hi=MAX_KEY_CHARS))
 
@@ -285,6 +330,12 @@ class EvidenceStore(ABC):
 
         return self._delete_artifact(*artifact_key(tenant, session, artifact_id))
 
+    def stats(self) -> dict[str, int]:
+        """How many rows the store holds, of every kind (an operator's check that nothing is left over):
+        published and ``unpublished`` snapshots, documents and chunks (of both), artifacts, ledgers, workspaces
+        and their files. It counts every row, so on a large store it takes a while."""
+        return self._stats()
+
     @contextmanager
     def bulk_load(self) -> Iterator[EvidenceStore]:
         """A block for loading a large corpus (an initial import): ``with store.bulk_load(): store.put_snapshot(...)``.
@@ -307,11 +358,14 @@ class EvidenceStore(ABC):
     @abstractmethod
     def _begin(self, key: SnapshotKey, created_us: int, expires_us: int) -> int: ...
     @abstractmethod
-    def _add(self, snap_id: int, docs: list[DocRow], chunks: list[ChunkRow]) -> None: ...
+    def _add(self, snap_id: int, docs: list[DocRow], chunks: list[ChunkRow]) -> None:
+        """Add one batch to the unpublished snapshot; ``snapshot_expired`` (nothing added) if it is gone."""
     @abstractmethod
-    def _publish(self, snap_id: int) -> None: ...
+    def _publish(self, snap_id: int) -> None:
+        """Publish the unpublished snapshot, dropping its key's previous one; ``snapshot_expired`` if it is gone."""
     @abstractmethod
-    def _discard(self, snap_id: int) -> None: ...
+    def _discard(self, snap_id: int) -> None:
+        """Remove an unpublished snapshot and whatever rows it has (nothing if it was published)."""
     @abstractmethod
     def _lookup(self, key: SnapshotKey) -> SnapRow | None: ...
     @abstractmethod
@@ -328,7 +382,11 @@ class EvidenceStore(ABC):
     @abstractmethod
     def _delete_key(self, key: SnapshotKey) -> bool: ...
     @abstractmethod
-    def _cleanup(self, now_us: int) -> dict[str, int]: ...
+    def _cleanup(self, now_us: int, stale_us: int) -> dict[str, int]:
+        """Remove what expired at ``now_us`` and unpublished snapshots begun at ``stale_us`` or earlier; an
+        unpublished snapshot goes with its documents and chunks, and its writer's next batch is refused."""
+    @abstractmethod
+    def _stats(self) -> dict[str, int]: ...
     @abstractmethod
     def _delete_session(self, tenant: str, session: str) -> dict[str, int]: ...
     @abstractmethod
@@ -347,14 +405,17 @@ class EvidenceStore(ABC):
     @abstractmethod
     def _ledger_entries(self, lid: int) -> list[tuple]: ...
     @abstractmethod
-    def _ledger_reads(self, lid: int, doc_id: str | None = None) -> list[tuple[str, str, int, int, str]]: ...
+    def _ledger_excerpts(self, lid: int) -> list[tuple]: ...
     @abstractmethod
-    def _ws_txn(self, tenant: str, session: str):
+    def _ledger_reads(self, lid: int, doc_id: str | None = None) -> list[tuple[str, str, int, int, str]]: ...
+    # A workspace is keyed by ``WsKey = (tenant, session, owner)``: the principal's user who opened it.
+    @abstractmethod
+    def _ws_txn(self, ws: WsKey):
         """A context manager holding the workspace's lock; yields a :class:`WorkspaceTxn`."""
     @abstractmethod
-    def _ws_state(self, tenant: str, session: str) -> tuple[int, int, int] | None:
+    def _ws_state(self, ws: WsKey) -> tuple[int, int, int] | None:
         """``(created_us, expires_us, version)`` of the workspace, if it exists."""
     @abstractmethod
-    def _ws_files(self, tenant: str, session: str) -> list[tuple]: ...
+    def _ws_files(self, ws: WsKey) -> list[tuple]: ...
     @abstractmethod
-    def _ws_file(self, tenant: str, session: str, path: str) -> tuple | None: ...
+    def _ws_file(self, ws: WsKey, path: str) -> tuple | None: ...

@@ -12,7 +12,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .base import ChunkRow, DocRow, EvidenceStore, SnapRow, SnapshotKey
+from ..errors import EvidenceError
+from .base import ChunkRow, DocRow, EvidenceStore, SnapRow, SnapshotKey, WsKey
 
 ZERO = dict.fromkeys(("step", "calls", "chars", "bytes", "tokens", "all_calls", "all_chars", "all_bytes",
                       "all_tokens", "refused"), 0)
@@ -26,8 +27,9 @@ class _LedgerTxn:
     def doc_reads(self, doc_id: str) -> int:
         return sum(1 for r in self._l["entries"] if r[6] and r[7] == doc_id)
 
-    def write(self, row: tuple, counters: dict) -> None:
+    def write(self, row: tuple, counters: dict, excerpts: list[tuple] = ()) -> None:
         self._l["entries"].append(row)
+        self._l["excerpts"].extend(excerpts)
         self._l["counters"] = dict(counters)
 
 
@@ -65,7 +67,7 @@ class MemoryStore(EvidenceStore):
         self._artifacts: dict[tuple[str, str, str], tuple] = {}
         self._ledger_ids: dict[tuple[str, str, str], int] = {}
         self._ledgers: dict[int, dict] = {}
-        self._ws: dict[tuple[str, str], dict] = {}
+        self._ws: dict[WsKey, dict] = {}  # (tenant, session, owner) -> {"state", "files"}
 
     def __repr__(self) -> str:
         return f"MemoryStore({len(self._ready)} snapshots)"
@@ -78,15 +80,22 @@ class MemoryStore(EvidenceStore):
             self._docs[snap_id] = []
             return snap_id
 
+    def _unpublished(self, snap_id: int) -> dict:
+        snap = self._snaps.get(snap_id)
+        if snap is None or snap["ready"]:  # removed by cleanup or delete_session while it was written
+            raise EvidenceError("snapshot_expired")
+        return snap
+
     def _add(self, snap_id: int, docs: list[DocRow], chunks: list[ChunkRow]) -> None:
         with self._lock:
+            self._unpublished(snap_id)
             self._docs[snap_id].extend(docs)
             for doc_no, chunk_no, body, sha in chunks:
                 self._chunk_map.setdefault((snap_id, doc_no), {})[chunk_no] = (body, sha)
 
     def _publish(self, snap_id: int) -> None:
         with self._lock:
-            key = self._snaps[snap_id]["key"]
+            key = self._unpublished(snap_id)["key"]
             old = self._ready.get(key)
             if old is not None:
                 self._drop(old)
@@ -102,7 +111,7 @@ class MemoryStore(EvidenceStore):
 
     def _discard(self, snap_id: int) -> None:
         with self._lock:
-            if snap_id in self._snaps and not self._snaps[snap_id]["ready"]:
+            if not self._snaps.get(snap_id, {}).get("ready"):
                 self._drop(snap_id)
 
     def _snap_row(self, snap_id: int | None) -> SnapRow | None:
@@ -143,9 +152,10 @@ class MemoryStore(EvidenceStore):
             self._drop(snap_id)
             return True
 
-    def _cleanup(self, now_us: int) -> dict[str, int]:
+    def _cleanup(self, now_us: int, stale_us: int) -> dict[str, int]:
         with self._lock:
-            snaps = [i for i, s in self._snaps.items() if s["expires"] <= now_us]
+            snaps = [i for i, s in self._snaps.items()
+                     if s["expires"] <= now_us or (not s["ready"] and s["created"] <= stale_us)]
             for i in snaps:
                 self._drop(i)
             arts = [k for k, r in self._artifacts.items() if r[8] <= now_us]
@@ -167,8 +177,19 @@ class MemoryStore(EvidenceStore):
             ledgers = [k for k in self._ledger_ids if k[:2] == (tenant, session)]
             for k in ledgers:
                 del self._ledgers[self._ledger_ids.pop(k)]
-            ws = int(self._ws.pop((tenant, session), None) is not None)
-            return {"snapshots": len(snaps), "artifacts": len(arts), "ledgers": len(ledgers), "workspaces": ws}
+            wss = [k for k in self._ws if k[:2] == (tenant, session)]  # every user's workspace of the session
+            for k in wss:
+                del self._ws[k]
+            return {"snapshots": len(snaps), "artifacts": len(arts), "ledgers": len(ledgers), "workspaces": len(wss)}
+
+    def _stats(self) -> dict[str, int]:
+        with self._lock:
+            ready = sum(1 for s in self._snaps.values() if s["ready"])
+            return {"snapshots": ready, "unpublished": len(self._snaps) - ready,
+                    "documents": sum(len(d) for d in self._docs.values()),
+                    "chunks": sum(len(c) for c in self._chunk_map.values()), "artifacts": len(self._artifacts),
+                    "ledgers": len(self._ledgers), "workspaces": len(self._ws),
+                    "workspace_files": sum(len(w["files"]) for w in self._ws.values())}
 
     # -- artifacts -------------------------------------------------------------------------------------
     def _put_artifact(self, row: tuple) -> None:
@@ -190,7 +211,7 @@ class MemoryStore(EvidenceStore):
             if key not in self._ledger_ids:
                 lid = next(self._ids)
                 self._ledger_ids[key] = lid
-                self._ledgers[lid] = {"limits": limits, "counters": dict(ZERO), "entries": []}
+                self._ledgers[lid] = {"limits": limits, "counters": dict(ZERO), "entries": [], "excerpts": []}
             lid = self._ledger_ids[key]
             return lid, self._ledgers[lid]["limits"]
 
@@ -207,6 +228,10 @@ class MemoryStore(EvidenceStore):
         with self._lock:
             return list(self._ledgers[lid]["entries"])
 
+    def _ledger_excerpts(self, lid: int) -> list[tuple]:
+        with self._lock:
+            return list(self._ledgers[lid]["excerpts"])
+
     def _ledger_reads(self, lid: int, doc_id: str | None = None) -> list[tuple[str, str, int, int, str]]:
         with self._lock:
             return [tuple(r[7:12]) for r in self._ledgers[lid]["entries"]
@@ -214,23 +239,23 @@ class MemoryStore(EvidenceStore):
 
     # -- workspaces ------------------------------------------------------------------------------------
     @contextmanager
-    def _ws_txn(self, tenant: str, session: str):
+    def _ws_txn(self, ws: WsKey):
         with self._lock:
-            txn = _WorkspaceTxn(self._ws.get((tenant, session)))
-            yield txn
+            txn = _WorkspaceTxn(self._ws.get(ws))
+            yield txn  # an exception here leaves the workspace as it was
             files = {r[0]: (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]) for r in txn._files.values()}
-            self._ws[(tenant, session)] = {"state": txn.state, "files": files}
+            self._ws[ws] = {"state": txn.state, "files": files}
 
-    def _ws_state(self, tenant: str, session: str) -> tuple[int, int, int] | None:
+    def _ws_state(self, ws: WsKey) -> tuple[int, int, int] | None:
         with self._lock:
-            ws = self._ws.get((tenant, session))
-            return None if ws is None else ws["state"]
+            w = self._ws.get(ws)
+            return None if w is None else w["state"]
 
-    def _ws_files(self, tenant: str, session: str) -> list[tuple]:
+    def _ws_files(self, ws: WsKey) -> list[tuple]:
         with self._lock:
-            return _WorkspaceTxn(self._ws.get((tenant, session))).files()
+            return _WorkspaceTxn(self._ws.get(ws)).files()
 
-    def _ws_file(self, tenant: str, session: str, path: str) -> tuple | None:
+    def _ws_file(self, ws: WsKey, path: str) -> tuple | None:
         with self._lock:
-            ws = self._ws.get((tenant, session))
-            return None if ws is None else ws["files"].get(path)
+            w = self._ws.get(ws)
+            return None if w is None else w["files"].get(path)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any
 
-from .base import ChunkRow, DocRow, EvidenceStore, SnapRow, SnapshotKey
+from ..errors import EvidenceError
+from .base import ChunkRow, DocRow, EvidenceStore, SnapRow, SnapshotKey, WsKey
 
 COUNTERS = ("step", "calls", "chars", "bytes", "tokens", "all_calls", "all_chars", "all_bytes", "all_tokens",
             "refused")
@@ -19,6 +20,8 @@ LIMITS = ("max_calls", "max_chars", "max_bytes", "max_tokens", "max_reads_per_do
 ENTRY_COLUMNS = ("step, tool, status, chars, bytes, tokens, charged, read_doc_id, read_revision, read_start, "
                  "read_end, read_sha256, reason, covered_doc_id, covered_start, covered_end")
 SNAP = "SELECT snap_id, tenant, sess, query, created_us, expires_us FROM snapshots "
+#: A workspace's rows: one principal's (tenant, session, owner); a session's rows are its first two columns.
+WS = "tenant = ? AND sess = ? AND owner = ?"
 
 
 def _snap(row: Any) -> SnapRow | None:
@@ -55,35 +58,38 @@ class _LedgerTxn:
         return self.q.one("SELECT count(*) FROM ledger_entries WHERE lid = ? AND charged = 1 AND read_doc_id = ?",
                           (self.lid, doc_id))[0]
 
-    def write(self, row: tuple, counters: dict) -> None:
+    def write(self, row: tuple, counters: dict, excerpts: list[tuple] = ()) -> None:
         self.q(f"INSERT INTO ledger_entries (lid, {ENTRY_COLUMNS}) VALUES (?{', ?' * 16})", (self.lid, *row))
+        self.q.many("INSERT INTO ledger_excerpts (lid, step, doc_id, revision, start_at, end_at, sha256) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)", [(self.lid, *x) for x in excerpts])
         self.q("UPDATE ledgers SET " + ", ".join(f"{c} = ?" for c in COUNTERS) + " WHERE lid = ?",
                (*(counters[c] for c in COUNTERS), self.lid))
 
 
 class _WorkspaceTxn:
-    def __init__(self, q: Q, tenant: str, session: str) -> None:
-        self.q, self.key = q, (tenant, session)
-        self.state = q.one("SELECT created_us, expires_us, version FROM workspaces WHERE tenant = ? AND sess = ?",
-                           self.key)
+    def __init__(self, q: Q, ws: WsKey) -> None:
+        self.q, self.key = q, ws
+        self.state = q.one(f"SELECT created_us, expires_us, version FROM workspaces WHERE {WS}", self.key)
 
     def files(self) -> list[tuple]:
         return self.q.all("SELECT path, kind, revision, summary, sha256, chars, updated_us FROM workspace_files "
-                          "WHERE tenant = ? AND sess = ? ORDER BY path", self.key)
+                          f"WHERE {WS} ORDER BY path", self.key)
 
     def put(self, row: tuple) -> None:
-        self.q("INSERT INTO workspace_files (tenant, sess, path, kind, revision, summary, body, sha256, chars, "
-               "updated_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, sess, path) DO UPDATE SET "
-               "kind = excluded.kind, revision = excluded.revision, summary = excluded.summary, body = excluded.body, "
-               "sha256 = excluded.sha256, chars = excluded.chars, updated_us = excluded.updated_us", (*self.key, *row))
+        self.q("INSERT INTO workspace_files (tenant, sess, owner, path, kind, revision, summary, body, sha256, chars, "
+               "updated_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, sess, owner, path) DO UPDATE "
+               "SET kind = excluded.kind, revision = excluded.revision, summary = excluded.summary, "
+               "body = excluded.body, sha256 = excluded.sha256, chars = excluded.chars, "
+               "updated_us = excluded.updated_us", (*self.key, *row))
 
     def delete(self, path: str) -> None:
-        self.q("DELETE FROM workspace_files WHERE tenant = ? AND sess = ? AND path = ?", (*self.key, path))
+        self.q(f"DELETE FROM workspace_files WHERE {WS} AND path = ?", (*self.key, path))
 
     def set_state(self, created: int, expires: int, version: int) -> None:
-        self.q("INSERT INTO workspaces (tenant, sess, created_us, expires_us, version) VALUES (?, ?, ?, ?, ?) "
-               "ON CONFLICT (tenant, sess) DO UPDATE SET created_us = excluded.created_us, "
-               "expires_us = excluded.expires_us, version = excluded.version", (*self.key, created, expires, version))
+        self.q("INSERT INTO workspaces (tenant, sess, owner, created_us, expires_us, version) "
+               "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, sess, owner) DO UPDATE SET "
+               "created_us = excluded.created_us, expires_us = excluded.expires_us, version = excluded.version",
+               (*self.key, created, expires, version))
         self.state = (created, expires, version)
 
 
@@ -118,6 +124,12 @@ class SQLStore(EvidenceStore):
 
     def _add(self, snap_id: int, docs: list[DocRow], chunks: list[ChunkRow]) -> None:
         with self._tx(write=True) as q:
+            # The unpublished snapshot's row, locked till the batch commits, or ``snapshot_expired``: cleanup or
+            # delete_session removed it. The lock orders this batch against a concurrent _drop, which deletes
+            # the snapshot row first: either the drop waits and then deletes this batch too, or this batch waits
+            # and finds the row gone. No document or chunk outlives its snapshot's row.
+            if q.one(f"SELECT 1 FROM snapshots WHERE snap_id = ? AND ready = 0{self.FOR_UPDATE}", (snap_id,)) is None:
+                raise EvidenceError("snapshot_expired")
             q.many("INSERT INTO documents (snap_id, doc_no, doc_id, title, revision, chars, bytes, sha256, preview, "
                    "access) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [(snap_id, *d) for d in docs])
             ids = self._chunk_ids(q, snap_id, len(chunks))
@@ -132,24 +144,36 @@ class SQLStore(EvidenceStore):
         """Explicit chunk ids for ``n`` new chunks of one snapshot, or None to let the database number them."""
         return None
 
-    def _drop(self, q: Q, snap_id: int) -> None:
+    def _drop(self, q: Q, snap_id: int, where: str = "", params: tuple = ()) -> bool:
+        """Delete one snapshot (if it matches ``where``) with its documents and chunks; say whether it did.
+
+        The snapshot row goes first: it waits for a writer's batch holding it (see :meth:`_add`), and the
+        documents and chunks are deleted after, so a batch that writer committed meanwhile goes too."""
+        if q("DELETE FROM snapshots WHERE snap_id = ?" + where, (snap_id, *params)).rowcount == 0 and where:
+            return False
         q("DELETE FROM chunks WHERE snap_id = ?", (snap_id,))
         q("DELETE FROM documents WHERE snap_id = ?", (snap_id,))
-        q("DELETE FROM snapshots WHERE snap_id = ?", (snap_id,))
+        return True
 
     def _publish(self, snap_id: int) -> None:
         with self._tx(write=True) as q:
-            tenant, sess, query = q.one("SELECT tenant, sess, query FROM snapshots WHERE snap_id = ?", (snap_id,))
+            row = q.one("SELECT tenant, sess, query FROM snapshots WHERE snap_id = ? AND ready = 0", (snap_id,))
+            if row is None:
+                raise EvidenceError("snapshot_expired")
+            tenant, sess, query = row
             self._lock_key(q, "snapshot", tenant, sess, query)
             for (old,) in q.all("SELECT snap_id FROM snapshots WHERE tenant = ? AND sess = ? AND query = ? "
                                 "AND ready = 1", (tenant, sess, query)):
                 self._drop(q, old)
-            q("UPDATE snapshots SET ready = 1 WHERE snap_id = ?", (snap_id,))
+            # Its own row is taken last (holding it while waiting for an old row that a delete_session holds could
+            # deadlock). Removed meanwhile: nothing is published, and the rollback keeps the old snapshot.
+            if q("UPDATE snapshots SET ready = 1 WHERE snap_id = ? AND ready = 0", (snap_id,)).rowcount != 1:
+                raise EvidenceError("snapshot_expired")
 
     def _discard(self, snap_id: int) -> None:
         with self._tx(write=True) as q:
-            if q.one("SELECT 1 FROM snapshots WHERE snap_id = ? AND ready = 0", (snap_id,)):
-                self._drop(q, snap_id)
+            if q.one("SELECT 1 FROM snapshots WHERE snap_id = ? AND ready = 1", (snap_id,)) is None:
+                self._drop(q, snap_id)  # unpublished, or already removed: whatever rows it has go
 
     def _lookup(self, key: SnapshotKey) -> SnapRow | None:
         return _snap(self._one(SNAP + "WHERE tenant = ? AND sess = ? AND query = ? AND ready = 1",
@@ -176,18 +200,30 @@ class SQLStore(EvidenceStore):
                 self._drop(q, row[0])
             return row is not None
 
-    def _cleanup(self, now_us: int) -> dict[str, int]:
-        snaps = self._all("SELECT snap_id FROM snapshots WHERE expires_us <= ?", (now_us,))
+    def _cleanup(self, now_us: int, stale_us: int) -> dict[str, int]:
+        gone = "(expires_us <= ? OR (ready = 0 AND created_us <= ?))"  # expired, or a stale unpublished write
+        snaps = self._all("SELECT snap_id FROM snapshots WHERE " + gone, (now_us, stale_us))
+        dropped = 0
         for (snap_id,) in snaps:  # one transaction per snapshot: no writer waits behind a long cleanup
-            with self._tx(write=True) as q:
-                self._drop(q, snap_id)
+            with self._tx(write=True) as q:  # re-checked: a stale write may have been published since
+                dropped += self._drop(q, snap_id, " AND " + gone, (now_us, stale_us))
         with self._tx(write=True) as q:
             arts = q("DELETE FROM artifacts WHERE expires_us <= ?", (now_us,)).rowcount
-            wss = q.all("SELECT tenant, sess FROM workspaces WHERE expires_us <= ?", (now_us,))
+            wss = q.all("SELECT tenant, sess, owner FROM workspaces WHERE expires_us <= ?", (now_us,))
             for key in wss:
-                q("DELETE FROM workspace_files WHERE tenant = ? AND sess = ?", tuple(key))
-                q("DELETE FROM workspaces WHERE tenant = ? AND sess = ?", tuple(key))
-        return {"snapshots": len(snaps), "artifacts": arts, "workspaces": len(wss)}
+                q(f"DELETE FROM workspace_files WHERE {WS}", tuple(key))
+                q(f"DELETE FROM workspaces WHERE {WS}", tuple(key))
+        return {"snapshots": dropped, "artifacts": arts, "workspaces": len(wss)}
+
+    def _stats(self) -> dict[str, int]:
+        with self._tx() as q:
+            one = lambda sql: int(q.one(sql)[0])  # noqa: E731
+            return {"snapshots": one("SELECT count(*) FROM snapshots WHERE ready = 1"),
+                    "unpublished": one("SELECT count(*) FROM snapshots WHERE ready = 0"),
+                    "documents": one("SELECT count(*) FROM documents"), "chunks": one("SELECT count(*) FROM chunks"),
+                    "artifacts": one("SELECT count(*) FROM artifacts"), "ledgers": one("SELECT count(*) FROM ledgers"),
+                    "workspaces": one("SELECT count(*) FROM workspaces"),
+                    "workspace_files": one("SELECT count(*) FROM workspace_files")}
 
     def _delete_session(self, tenant: str, session: str) -> dict[str, int]:
         key = (tenant, session)
@@ -198,9 +234,10 @@ class SQLStore(EvidenceStore):
             arts = q("DELETE FROM artifacts WHERE tenant = ? AND sess = ?", key).rowcount
             lids = q.all("SELECT lid FROM ledgers WHERE tenant = ? AND sess = ?", key)
             for (lid,) in lids:
+                q("DELETE FROM ledger_excerpts WHERE lid = ?", (lid,))
                 q("DELETE FROM ledger_entries WHERE lid = ?", (lid,))
                 q("DELETE FROM ledgers WHERE lid = ?", (lid,))
-            q("DELETE FROM workspace_files WHERE tenant = ? AND sess = ?", key)
+            q("DELETE FROM workspace_files WHERE tenant = ? AND sess = ?", key)  # every user's workspace
             ws = q("DELETE FROM workspaces WHERE tenant = ? AND sess = ?", key).rowcount
         return {"snapshots": len(snaps), "artifacts": arts, "ledgers": len(lids), "workspaces": ws}
 
@@ -243,6 +280,10 @@ class SQLStore(EvidenceStore):
         return [tuple(r) for r in self._all(f"SELECT {ENTRY_COLUMNS} FROM ledger_entries WHERE lid = ? ORDER BY step",
                                             (lid,))]
 
+    def _ledger_excerpts(self, lid: int) -> list[tuple]:
+        return [tuple(r) for r in self._all("SELECT step, doc_id, revision, start_at, end_at, sha256 FROM "
+                                            "ledger_excerpts WHERE lid = ? ORDER BY step, start_at", (lid,))]
+
     def _ledger_reads(self, lid: int, doc_id: str | None = None) -> list[tuple[str, str, int, int, str]]:
         sql = ("SELECT read_doc_id, read_revision, read_start, read_end, read_sha256 FROM ledger_entries "
                "WHERE lid = ? AND charged = 1 AND read_doc_id IS NOT NULL")
@@ -253,27 +294,28 @@ class SQLStore(EvidenceStore):
 
     # -- workspaces ------------------------------------------------------------------------------------
     @contextmanager
-    def _ws_txn(self, tenant: str, session: str):
+    def _ws_txn(self, ws: WsKey):
         with self._tx(write=True) as q:
-            self._lock_key(q, "workspace", tenant, session)
-            yield _WorkspaceTxn(q, tenant, session)
+            self._lock_key(q, "workspace", *ws)
+            yield _WorkspaceTxn(q, ws)
 
-    def _ws_state(self, tenant: str, session: str) -> tuple[int, int, int] | None:
-        row = self._one("SELECT created_us, expires_us, version FROM workspaces WHERE tenant = ? AND sess = ?",
-                        (tenant, session))
+    def _ws_state(self, ws: WsKey) -> tuple[int, int, int] | None:
+        row = self._one(f"SELECT created_us, expires_us, version FROM workspaces WHERE {WS}", ws)
         return None if row is None else tuple(row)  # type: ignore[return-value]
 
-    def _ws_files(self, tenant: str, session: str) -> list[tuple]:
+    def _ws_files(self, ws: WsKey) -> list[tuple]:
         with self._tx() as q:
-            return _WorkspaceTxn(q, tenant, session).files()
+            return _WorkspaceTxn(q, ws).files()
 
-    def _ws_file(self, tenant: str, session: str, path: str) -> tuple | None:
+    def _ws_file(self, ws: WsKey, path: str) -> tuple | None:
         row = self._one("SELECT path, kind, revision, summary, body, sha256, chars, updated_us FROM workspace_files "
-                        "WHERE tenant = ? AND sess = ? AND path = ?", (tenant, session, path))
+                        f"WHERE {WS} AND path = ?", (*ws, path))
         return None if row is None else tuple(row)
 
 
-SCHEMA_VERSION = "2"  # 2: snapshot-scoped locate indexes (chunk id ranges in SQLite, (snap_id, body) GIN)
+SCHEMA_VERSION = "3"  # 2: snapshot-scoped locate indexes (chunk id ranges in SQLite, (snap_id, body) GIN); 3: ledger
+#                       excerpts (the text a compact locate served is a read, as in the in-memory ledger), and a
+#                       workspace is one principal's, keyed by (tenant, session, owner)
 
 
 def schema(id_column: str) -> list[str]:
@@ -301,20 +343,32 @@ def schema(id_column: str) -> list[str]:
         "charged INTEGER NOT NULL, read_doc_id TEXT, read_revision TEXT, read_start BIGINT, read_end BIGINT, "
         "read_sha256 TEXT, reason TEXT, covered_doc_id TEXT, covered_start BIGINT, covered_end BIGINT, "
         "PRIMARY KEY (lid, step))",
-        "CREATE TABLE IF NOT EXISTS workspaces (tenant TEXT NOT NULL, sess TEXT NOT NULL, created_us BIGINT NOT NULL, "
-        "expires_us BIGINT NOT NULL, version BIGINT NOT NULL, PRIMARY KEY (tenant, sess))",
-        "CREATE TABLE IF NOT EXISTS workspace_files (tenant TEXT NOT NULL, sess TEXT NOT NULL, path TEXT NOT NULL, "
-        "kind TEXT NOT NULL, revision BIGINT NOT NULL, summary TEXT NOT NULL, body TEXT NOT NULL, "
-        "sha256 TEXT NOT NULL, chars BIGINT NOT NULL, updated_us BIGINT NOT NULL, PRIMARY KEY (tenant, sess, path))",
+        "CREATE TABLE IF NOT EXISTS ledger_excerpts (lid BIGINT NOT NULL, step BIGINT NOT NULL, doc_id TEXT NOT NULL, "
+        "revision TEXT NOT NULL, start_at BIGINT NOT NULL, end_at BIGINT NOT NULL, sha256 TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS ledger_excerpts_lid ON ledger_excerpts (lid, step)",
+        # A workspace is one principal's: (tenant, session, owner). The session comes before the owner in the keys,
+        # so delete_session finds every user's workspace of a session through the primary key.
+        "CREATE TABLE IF NOT EXISTS workspaces (tenant TEXT NOT NULL, sess TEXT NOT NULL, owner TEXT NOT NULL, "
+        "created_us BIGINT NOT NULL, expires_us BIGINT NOT NULL, version BIGINT NOT NULL, "
+        "PRIMARY KEY (tenant, sess, owner))",
+        "CREATE INDEX IF NOT EXISTS workspaces_expiry ON workspaces (expires_us)",
+        "CREATE TABLE IF NOT EXISTS workspace_files (tenant TEXT NOT NULL, sess TEXT NOT NULL, owner TEXT NOT NULL, "
+        "path TEXT NOT NULL, kind TEXT NOT NULL, revision BIGINT NOT NULL, summary TEXT NOT NULL, body TEXT NOT NULL, "
+        "sha256 TEXT NOT NULL, chars BIGINT NOT NULL, updated_us BIGINT NOT NULL, "
+        "PRIMARY KEY (tenant, sess, owner, path))",
     ]
 
 
 def migrate(q: Q, statements: list[str]) -> None:
-    """Create the schema if missing (inside the caller's locked transaction); refuse another version."""
-    for sql in statements:
-        q(sql)
+    """Create the schema if missing (inside the caller's locked transaction); refuse another version.
+
+    The version is checked before any other statement runs, so a store of another version is refused as such
+    (not by an index over a column its tables lack) and left as it was."""
+    q(statements[0])  # store_meta
     row = q.one("SELECT value FROM store_meta WHERE key = 'schema_version'")
+    if row is not None and row[0] != SCHEMA_VERSION:
+        raise RuntimeError(f"store schema version {row[0]} is not {SCHEMA_VERSION}: migrate it first")
+    for sql in statements[1:]:
+        q(sql)
     if row is None:
         q("INSERT INTO store_meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
-    elif row[0] != SCHEMA_VERSION:
-        raise RuntimeError(f"store schema version {row[0]} is not {SCHEMA_VERSION}: migrate it first")

@@ -8,6 +8,9 @@ schema, dropped afterwards, so tests and concurrent runs never see each other's 
 from __future__ import annotations
 
 import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 
 import pytest
@@ -37,6 +40,25 @@ def open_spec(spec: tuple[str, str], clock):
     from evidence_lib.store.postgres import PostgresStore
 
     return PostgresStore(where, clock)
+
+
+@contextmanager
+def raw_sql(spec: tuple[str, str]) -> Iterator:
+    """A plain autocommit DB-API connection to a SQL store's database (``conn.execute(sql)``): a second client, as
+    an operator's ``sqlite3`` or ``psql`` shell would be, for what the store's API does not show or change."""
+    backend, where = spec
+    if backend == "sqlite":
+        conn = sqlite3.connect(where, isolation_level=None)
+    elif backend == "postgres":
+        import psycopg
+
+        conn = psycopg.connect(where, autocommit=True)
+    else:
+        raise ValueError("the memory backend has no database to connect to")
+    try:
+        yield conn
+    finally:
+        conn.close()
 
 
 def tamper(estore, snap, doc_id: str, chunk_no: int = 0) -> None:

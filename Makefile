@@ -58,7 +58,7 @@ venv: $(STAMP)
 # The Chinese figures use the Noto Sans CJK SC subset shipped in evidence_lib/fonts/, never a system
 # font: nothing to install. This only says which font is used and checks it covers every label.
 fonts: setup
-	@$(BIN)/python -c "from evidence_lib.figures import cjk_family, cjk_font_path; print('CJK font:', cjk_family(), '(' + str(cjk_font_path()) + ')')"
+	@$(BIN)/python -c "from evidence_lib.teaching.figures import cjk_family, cjk_font_path; print('CJK font:', cjk_family(), '(' + str(cjk_font_path()) + ')')"
 	@$(BIN)/python scripts/subset_cjk_font.py --check
 
 lab: setup

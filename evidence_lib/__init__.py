@@ -2,19 +2,27 @@
 
 The library behind the notebook series in ``notebooks/``. Each public name says in its
 docstring which notebook introduces it.
+
+``import evidence_lib`` loads the small core only: the protocol of notebooks 01-05 (corpus, index, the three
+tools, paging, locate, citations, access, the ledger, measuring, errors, profiles, clocks). The names of later
+notebooks (progressive disclosure, your own retriever, the article's experiment) are exported here too, but
+their modules load on first use, as langchain-core's own top-level exports do. The store, the agent loop, the
+evaluation and the teaching helpers are imported from their subpackages: ``evidence_lib.store``,
+``evidence_lib.agent``, ``evidence_lib.eval``, ``evidence_lib.teaching``.
 """
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from .access import Access, Principal
 from .citations import Answer, Citation, verify_answer, verify_citation
 from .clock import FixedClock, ManualClock
 from .corpus import ANSWER, QUESTION, Document, article_corpus, baseline_dump
-from .disclosure import (AnswerGate, Artifact, ArtifactStore, Catalog, ReadSession, Resource, StopRules, Toolbox,
-                         ToolSpec, after_sales_catalog, after_sales_toolbox, catalog_tools, discovery_tools,
-                         logistics_tools, measure_schema_loading, plan_loading)
 from .errors import AUDIT_REASONS, BUDGET_REASONS, CITATION_REASONS, ERROR_CODES, STOP_REASONS, EvidenceError, \
     error_payload, to_json
-from .experiment import run_article
-from .index import EvidenceIndex, IndexEntry, Snapshot
+from .index import EvidenceIndex, IndexEntry, IndexProtocol, Snapshot
 from .ledger import Budget, Ledger, ReadRecord
 from .locate import LocateOptions
 from .measure import Size, approx_tokens, cl100k, cl100k_tokens, reduction_percent, size_table, utf8_bytes
@@ -22,15 +30,45 @@ from .paging import Page, covering, covers, page
 from .toolkit import EvidenceTool, StrictArgs, run_tool_call, tool_call
 from .tools import evidence_tools
 
-# notebook 08: your own retriever behind the tools (the store, the agent loop and the evaluation are imported
-# from their subpackages: evidence_lib.store, evidence_lib.agent, evidence_lib.eval; the core never loads them)
-from .retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus, recall_at_k
+if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and IDEs
+    from .disclosure import (AnswerGate, Artifact, ArtifactStore, Catalog, ReadSession, Resource, StopRules,
+                             Toolbox, ToolSpec, after_sales_catalog, after_sales_toolbox, catalog_tools,
+                             discovery_tools, logistics_tools, measure_schema_loading, plan_loading)
+    from .retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus, recall_at_k
+    from .teaching.experiment import run_article
+
+#: Names whose modules load on first use: name -> module (relative to this package).
+_LAZY = {
+    # notebooks 06-07: progressive disclosure
+    **dict.fromkeys(["AnswerGate", "Artifact", "ArtifactStore", "Catalog", "ReadSession", "Resource", "StopRules",
+                     "ToolSpec", "Toolbox", "after_sales_catalog", "after_sales_toolbox", "catalog_tools",
+                     "discovery_tools", "logistics_tools", "measure_schema_loading", "plan_loading"], ".disclosure"),
+    # notebook 08: your own retriever behind the tools
+    **dict.fromkeys(["BM25Retriever", "RetrieverSource", "folder_corpus", "pydoc_corpus", "recall_at_k"],
+                    ".retrieval"),
+    # notebook 02 and `make article`: the article's experiment
+    "run_article": ".teaching.experiment",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     # notebook 08
     "BM25Retriever", "RetrieverSource", "folder_corpus", "pydoc_corpus", "recall_at_k",
     "ANSWER", "AUDIT_REASONS", "BUDGET_REASONS", "CITATION_REASONS", "ERROR_CODES", "QUESTION", "STOP_REASONS",
-    "EvidenceTool", "Page", "ReadRecord", "StrictArgs", "covering", "covers", "page",
+    "EvidenceTool", "IndexProtocol", "Page", "ReadRecord", "StrictArgs", "covering", "covers", "page",
     # notebooks 06-07: progressive disclosure
     "AnswerGate", "Artifact", "ArtifactStore", "Catalog", "FixedClock", "ManualClock", "ReadSession", "Resource",
     "StopRules", "ToolSpec", "Toolbox", "after_sales_catalog", "after_sales_toolbox", "catalog_tools",

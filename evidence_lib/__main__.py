@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     aud.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
     if args.command == "article":
-        from .experiment import run_article
+        from .teaching.experiment import run_article
 
         json.dump(run_article(profile=args.profile), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return eval_main(args)
     elif args.command == "figures":
-        from .figures import write_figures
+        from .teaching.figures import write_figures
 
         for path in write_figures(args.out):
             print(path)

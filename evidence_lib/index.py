@@ -102,9 +102,9 @@ class Snapshot:
 
 @runtime_checkable
 class IndexProtocol(Protocol):
-    """What the evidence tools, citations and the checker ask of a set of evidence. Notebooks 02, 08, 11.
+    """What the evidence tools, citations and the checker ask of a set of evidence.
 
-    One protocol, implemented by :class:`EvidenceIndex` (files or memory, also each query's snapshot of a
+    One protocol (the tools of notebook 02 take any object speaking it), implemented by :class:`EvidenceIndex` (files or memory, also each query's snapshot of a
     retriever), the store's ``StoreSnapshot`` and the ``TaskWorkspace``. ``principal`` is the caller the
     application bound into the tools; an unknown and a forbidden ``doc_id`` raise the same
     ``EvidenceError("unknown_doc_id")``. Texts are real ``str``: :meth:`snapshot` returns the whole verified

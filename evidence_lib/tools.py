@@ -94,8 +94,9 @@ def locate_args(opts: LocateOptions, extended: bool = False) -> type[BaseModel]:
 
 def as_source(source: Any) -> Any:
     """What ``evidence_tools`` accepts: anything speaking :class:`~evidence_lib.index.IndexProtocol` (a fixed
-    index, a store snapshot, a task workspace), or a retriever (a ``BaseRetriever`` or a ``RetrieverSource``:
-    each search then makes that query's snapshot, notebook 08)."""
+    index, a store snapshot, a task workspace), or a retriever (a ``BaseRetriever`` or a ``RetrieverSource``).
+
+    With a retriever, each search makes that query's snapshot (notebook 08)."""
     if isinstance(source, IndexProtocol):
         return source
     from langchain_core.retrievers import BaseRetriever

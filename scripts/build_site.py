@@ -45,7 +45,7 @@ BADGES = {  # hot-linked badge image -> local copy under site/badges/
     "https://colab.research.google.com/assets/colab-badge.svg": "colab-badge.svg",
 }
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-#: The text/plain summary evidence_lib.widgets stores for a widget (see its ``__repr__``).
+#: The text/plain summary evidence_lib.teaching.widgets stores for a widget (see its ``__repr__``).
 WIDGET_REPR = re.compile(r"^<\w+: .*; call \.set\(\.\.\.\) and \.state_text\(\)>$", re.S)
 WIDGET_NOTE = """\
 ```{{admonition}} Live widget: this needs a running Python kernel

@@ -65,7 +65,7 @@ def workdir(tmp_path_factory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _in_workdir(workdir: Path, monkeypatch) -> None:
-    # The notebooks' stores live under this run's own workspace root (evidence_lib.workspace): stay there.
+    # The notebooks' stores live under this run's own workspace root (evidence_lib.teaching.workspace): stay there.
     monkeypatch.chdir(workdir)
     monkeypatch.setenv("EVIDENCE_WORKSPACE", str(workdir))
 

@@ -1,4 +1,4 @@
-"""The live explorers' logic (evidence_lib.explore): context model, stepper, ledger playground."""
+"""The live explorers' logic (evidence_lib.teaching.explore): context model, stepper, ledger playground."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from evidence_lib import ANSWER, Budget, EvidenceIndex, article_corpus
-from evidence_lib.explore import (
+from evidence_lib.teaching.explore import (
     LEDGER_SCRIPTS,
     ContextModel,
     ReadSpec,

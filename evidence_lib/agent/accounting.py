@@ -157,7 +157,8 @@ def break_even(dump: Counts, totals: Sequence[tuple[int, Counts]], unit: str = "
 
 # -- the baseline: one tool that dumps every candidate's full text ---------------------------
 def dump_tools(docs: Sequence[Document]) -> list[BaseTool]:
-    """The naive RAG tool of notebook 01: ``retrieve_documents`` returns every candidate's full text."""
+    """The naive RAG tool as a LangChain tool: ``retrieve_documents`` returns every candidate's full text (the dump
+    measured since the first notebook; ``run_dump`` runs it in notebook 09)."""
     def retrieve_documents(query: str) -> str:
         return baseline_dump(list(docs))
 

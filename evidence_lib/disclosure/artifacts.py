@@ -49,7 +49,7 @@ from ..clock import Clock
 from ..errors import EvidenceError, to_json
 from ..paging import check_int, page
 from ..toolkit import EvidenceTool, StrictArgs
-from .catalog import PAGE_CODES, AuditRecord, Catalog, TaskBudget, _safe, section_doc_id, source_label
+from .catalog import PAGE_CODES, AuditRecord, Catalog, TaskBudget, audit_id, section_doc_id, source_label
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -233,7 +233,7 @@ class ArtifactStore:
             reason = "source_read_revoked"
         else:
             return a
-        self.audit.append(AuditRecord(repr(principal), "read_artifact", _safe(artifact_id), None, None, reason))
+        self.audit.append(AuditRecord(repr(principal), "read_artifact", audit_id(artifact_id), None, None, reason))
         raise EvidenceError("unknown_artifact")
 
     # -- operator side --------------------------------------------------------------------------

@@ -65,7 +65,8 @@ class AuditRecord:
 
 
 class Catalog:
-    """Resources with revisions and sections, behind discover / read_section. Taught in notebook 06."""
+    """Resources with revisions and sections, behind discover / read_section (notebook 06 builds one with
+    ``after_sales_catalog()``)."""
 
     def __init__(self, resources: Iterable[Resource],
                  blobs: Mapping[str, Mapping[str, Mapping[str, str]]]) -> None:
@@ -161,9 +162,9 @@ class Catalog:
                 reason = "unknown_section"
             else:
                 return sections[section]
-        self.audit.append(AuditRecord(repr(principal), "read", _safe(resource_id),
-                                      _safe(revision) if isinstance(revision, str) else None,
-                                      _safe(section) if isinstance(section, str) else None, reason))
+        self.audit.append(AuditRecord(repr(principal), "read", audit_id(resource_id),
+                                      audit_id(revision) if isinstance(revision, str) else None,
+                                      audit_id(section) if isinstance(section, str) else None, reason))
         raise EvidenceError("unknown_resource")
 
     # -- application / operator side (never tools) ----------------------------------------------
@@ -193,7 +194,7 @@ class Catalog:
         revisions[revision] = dict(sections)
 
 
-def _safe(value: Any) -> str:
+def audit_id(value: Any) -> str:
     """An id as the audit may store it: bounded, and printable even if the caller sent garbage."""
     text = value if isinstance(value, str) else type(value).__name__
     return text[:64].encode("utf-8", "backslashreplace").decode("utf-8")

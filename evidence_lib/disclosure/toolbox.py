@@ -98,8 +98,9 @@ def _args_model(spec: ToolSpec) -> type[BaseModel]:
     return create_model(spec.name, __base__=StrictArgs, **{f: FIELDS[f] for f in spec.fields})
 
 
-def _t(name: str, purpose: str, details: str, fields: str, kind: str = "read",
-       grants: frozenset[str] = SUPPORT) -> ToolSpec:
+def tool_spec(name: str, purpose: str, details: str, fields: str, kind: str = "read",
+              grants: frozenset[str] = SUPPORT) -> ToolSpec:
+    """A :class:`ToolSpec` from one line per part (``fields`` space-separated): how the datasets declare tools."""
     return ToolSpec(name, purpose, details, tuple(fields.split()), kind, grants)  # type: ignore[arg-type]
 
 

@@ -19,7 +19,7 @@ Two corpora ship in ``evidence_lib/eval/data/``:
 * ``pydoc_qa.json``: Python's documentation topics, ``pydoc_data.topics.topics`` (one document
   per topic, doc_id = topic name, revision = the Python version). The file records
   ``python_version`` and ``corpus_sha256`` because the topics change between Python releases, and the
-  series ships the topics it was written against (:data:`PINNED_PYDOC`, Python 3.11.7's).
+  series ships the topics it was written against (``evidence_lib.retrieval.pinned``, Python 3.11.7's).
 * ``zh_qa.json``: the Chinese operations handbook in ``zh_corpus/`` (doc_id = file name without
   ``.txt``), read by :func:`folder_corpus`.
 
@@ -29,7 +29,6 @@ Standard library only, and no imports from the rest of evidence_lib, so
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 
@@ -44,9 +43,6 @@ __all__ = [
 
 #: Where the shipped QA files and the Chinese folder corpus live.
 DATA_DIR = Path(__file__).resolve().parent / "data"
-PINNED_PYDOC_VERSION = "3.11.7"
-#: Python 3.11.7's ``pydoc_data.topics`` (PSF License), written by ``scripts/pin_pydoc_topics.py``.
-PINNED_PYDOC = DATA_DIR.parent.parent / "retrieval" / "data" / f"pydoc_topics-{PINNED_PYDOC_VERSION}.json.gz"
 
 #: Keys every item must have, with the type each value must have (``bool`` is never an ``int`` here).
 REQUIRED_KEYS: dict[str, type] = {
@@ -76,22 +72,23 @@ def corpus_sha256(docs: Mapping[str, str]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+def _pinned():
+    """:mod:`evidence_lib.retrieval.pinned`, also when this file is loaded on its own (``scripts/check_qa.py``)."""
+    try:
+        from ..retrieval import pinned
+    except ImportError:  # no package: load the sibling file by path (it is standard library only too)
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(
+            "_evidence_pinned", Path(__file__).resolve().parent.parent / "retrieval" / "pinned.py")
+        pinned = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(pinned)
+    return pinned
+
+
 def pydoc_corpus(source: str = "pinned") -> tuple[dict[str, str], str]:
-    """Python's documentation topics as ``(docs, revision)``: the one loader of both sources.
-
-    ``"pinned"``: :data:`PINNED_PYDOC`, Python 3.11.7's topics shipped with the series (the same bytes on any
-    Python). ``"running"``: this interpreter's ``pydoc_data.topics``, revision = its version.
-    """
-    if source == "pinned":
-        data = json.loads(gzip.decompress(PINNED_PYDOC.read_bytes()).decode("utf-8"))
-        return dict(sorted(data["topics"].items())), data["python"]
-    if source == "running":
-        import platform
-
-        from pydoc_data.topics import topics
-
-        return dict(sorted(topics.items())), platform.python_version()
-    raise ValueError(f"source must be 'pinned' or 'running', not {source!r}")
+    """Python's documentation topics as ``(docs, revision)`` (see :func:`evidence_lib.retrieval.pinned.pydoc_topics`)."""
+    return _pinned().pydoc_topics(source)
 
 
 def folder_corpus(folder: str | Path) -> dict[str, str]:

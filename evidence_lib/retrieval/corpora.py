@@ -21,7 +21,7 @@ from typing import Literal
 from ..corpus import Document
 from ..index import MAX_STORED_BYTES, EvidenceIndex
 from ..lines import token
-from ..eval.qa_check import PINNED_PYDOC, PINNED_PYDOC_VERSION, pydoc_corpus as topics_of
+from .pinned import PINNED_PYDOC, PINNED_PYDOC_VERSION, pydoc_topics as topics_of
 
 __all__ = ["PINNED_PYDOC", "PINNED_PYDOC_VERSION", "folder_corpus", "pydoc_corpus"]
 

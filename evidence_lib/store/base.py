@@ -196,7 +196,8 @@ def document_row(doc_no: int, doc: Any, tenant: str) -> tuple[DocRow, list[Chunk
 
 # -- the interface ---------------------------------------------------------------------------------------
 class EvidenceStore(ABC):
-    """Snapshots, documents, artifacts, ledgers and workspaces behind one interface. Notebook 11."""
+    """Snapshots, documents, artifacts, ledgers and workspaces behind one interface (``MemoryStore``,
+    ``SQLiteStore``, ``PostgresStore``: notebook 11)."""
 
     backend = "abstract"
 

@@ -18,7 +18,8 @@ from .base import CHUNK_CHARS, OVERLAP_CHARS, DocRow, EvidenceStore, SnapRow, ac
 
 
 class StoreSnapshot:
-    """One published snapshot, usable as the ``index`` of :func:`evidence_tools`. Notebook 11.
+    """One published snapshot, usable as the ``index`` of :func:`evidence_tools` (``store.put_snapshot`` and
+    ``store.snapshot`` return one: notebook 11).
 
     Its entries are fixed when it is opened (a snapshot never changes; new content is a new snapshot); every
     call checks its expiry, and every call that touches the store that it is still published: ``snapshot_expired``.

@@ -12,11 +12,11 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from .corpus import ANSWER, article_corpus, baseline_dump
-from .errors import EvidenceError
-from .index import EvidenceIndex
-from .measure import Size, reduction_percent
-from .tools import evidence_tools, run_tool_call, tool_call
+from ..corpus import ANSWER, article_corpus, baseline_dump
+from ..errors import EvidenceError
+from ..index import EvidenceIndex
+from ..measure import Size, reduction_percent
+from ..tools import evidence_tools, run_tool_call, tool_call
 
 #: The article's boundary checks: arguments for read_evidence and the code each must produce.
 BOUNDARY_CASES: list[tuple[str, dict[str, Any], str]] = [
@@ -97,9 +97,9 @@ def _refusal(tool, args: dict[str, Any]) -> str | None:
 
 
 def _run_compact(root: str | Path) -> dict[str, Any]:
-    from .citations import verify_citation
-    from .ledger import Budget, Ledger
-    from .profiles import excerpts
+    from ..citations import verify_citation
+    from ..ledger import Budget, Ledger
+    from ..profiles import excerpts
 
     docs = article_corpus()
     index = EvidenceIndex.build(docs, root)

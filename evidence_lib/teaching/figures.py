@@ -48,7 +48,7 @@ def cjk_font_path() -> Path:
 
 @functools.cache
 def _packaged_file(*parts: str) -> Path:
-    ref = resources.files(__package__).joinpath(*parts)
+    ref = resources.files("evidence_lib").joinpath(*parts)
     if not ref.is_file():
         raise MissingFontError(
             f"The packaged CJK font evidence_lib/{'/'.join(parts)} is missing: reinstall evidence-lib "
@@ -194,7 +194,7 @@ def figure2(result: Mapping[str, Any], lang: str = "en") -> Figure:
 
     Needs only ``result["citation"]`` (doc_id, start, end); sizes come from the article corpus.
     """
-    from .corpus import article_corpus
+    from ..corpus import article_corpus
 
     t = LABELS[lang]
     c = result["citation"]

@@ -1,0 +1,122 @@
+"""Issue 16, "the small core is true": what ``import evidence_lib`` loads, who imports whose private names, and
+whether the "taught in notebook NN" pointers in docstrings name a notebook that really uses the name."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import json
+import pkgutil
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import evidence_lib
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "evidence_lib"
+HEAVY = ("disclosure", "retrieval", "eval", "store", "agent", "teaching", "exercises")
+
+
+def loaded_after(code: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", f"{code}\nimport sys, json\n"
+                          "print(json.dumps(sorted(m for m in sys.modules if m.startswith('evidence_lib'))))"],
+                         capture_output=True, text=True, check=True, cwd=ROOT)
+    return json.loads(out.stdout)
+
+
+def test_import_evidence_lib_loads_the_protocol_core_only():
+    mods = loaded_after("import evidence_lib")
+    assert not [m for m in mods if m.split(".")[1:2] and m.split(".")[1] in HEAVY], mods
+    assert set(mods) == {"evidence_lib", *(f"evidence_lib.{m}" for m in (
+        "access", "citations", "clock", "corpus", "errors", "index", "ledger", "lines", "locate", "measure",
+        "paging", "profiles", "toolkit", "tools"))}
+
+
+def test_the_evidence_tools_load_no_retriever_until_one_is_used():
+    mods = loaded_after("from evidence_lib import EvidenceIndex, article_corpus, evidence_tools\n"
+                        "evidence_tools(EvidenceIndex.in_memory(article_corpus()))")
+    assert "evidence_lib.retrieval" not in mods
+
+
+def test_lazy_top_level_names_resolve_and_unknown_names_raise():
+    for name in evidence_lib.__all__:
+        assert getattr(evidence_lib, name) is not None, name
+    assert "run_article" in dir(evidence_lib)
+    with pytest.raises(AttributeError):
+        evidence_lib.no_such_name  # noqa: B018
+
+
+def test_retrieval_does_not_import_eval():
+    mods = loaded_after("import evidence_lib.retrieval")
+    assert not [m for m in mods if m.startswith("evidence_lib.eval")], mods
+
+
+def _modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out.append((".".join(parts), path))
+    return out
+
+
+def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def test_no_module_imports_another_modules_private_names():
+    found = []
+    for module, path in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                source = _resolve(module, node, path.name == "__init__.py")
+                if not source.startswith("evidence_lib") or source == module:
+                    continue
+                # a package's own __init__ may gather its modules' names; private names never cross modules
+                private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+                if private:
+                    found.append(f"{module} imports {private} from {source}")
+    assert not found, "\n".join(found)
+
+
+NOTEBOOKS = {p.name[:2]: p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+#: "Taught in notebook 06", "Introduced in notebook 02", "(notebook 11)", "... Notebook 08." in a first paragraph
+POINTER = re.compile(r"(?:[Tt]aught in|[Ii]ntroduced in|\(|\. |^)[Nn]otebooks? (\d{2})\b")
+
+
+def _code(nb: Path) -> str:
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
+def test_every_taught_in_notebook_pointer_names_a_notebook_that_uses_the_name():
+    code = {k: _code(v) for k, v in NOTEBOOKS.items()}
+    wrong = []
+    for info in pkgutil.walk_packages(evidence_lib.__path__, "evidence_lib."):
+        if info.name.startswith("evidence_lib.exercises"):
+            continue  # the workshop's checkers point at the workshop parts, not at notebooks
+        mod = importlib.import_module(info.name)
+        for name, obj in vars(mod).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != info.name:
+                continue
+            if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+                continue
+            first = (inspect.getdoc(obj) or "").split("\n\n")[0]
+            names = [name, *re.findall(r"``([A-Za-z_][A-Za-z0-9_]*)(?:\(\))?", first)]
+            for m in POINTER.finditer(first):
+                nb = m[1]
+                if nb in code and not any(re.search(rf"\b{re.escape(n)}\b", code[nb]) for n in names):
+                    wrong.append(f"{info.name}.{name} points at notebook {nb}, which does not use it")
+    assert not wrong, "\n".join(wrong)

@@ -19,6 +19,11 @@ T = TypeVar("T")
 
 #: Largest offset a store needs to represent (2**53 - 1 is also the largest integer JSON readers agree on).
 MAX_INDEX = 2**53 - 1
+#: The one page-size limit, in characters: evidence pages, catalog sections and artifact pages alike.
+MAX_PAGE_CHARS = 800
+#: Which stable code a crossed schema bound raises, per argument: one map for every reading tool.
+BOUND_CODES = {"query": "invalid_query", "term": "invalid_term", "offset": "invalid_page_bounds",
+               "limit": "invalid_page_bounds", "cursor": "invalid_page_bounds"}
 
 
 def is_int(value: Any) -> bool:
@@ -58,6 +63,13 @@ def page(total: int, offset: Any, limit: Any, max_limit: int) -> Page:
     if offset > total:
         raise EvidenceError("offset_exceeds_document", total_chars=total)
     return Page(offset, min(offset + limit, total), total)
+
+
+def page_reply(labels: dict[str, Any], p: Page, text: str) -> dict[str, Any]:
+    """The one page body every reader returns: what the text is (``labels``: ids, revision, sha256, ...), then
+    ``start``, ``end``, ``total_chars``, ``next_offset`` and the page's ``text``, in that order."""
+    return {**labels, "start": p.start, "end": p.end, "total_chars": p.total, "next_offset": p.next_offset,
+            "text": text}
 
 
 def covering(ranges: Iterable[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]] | None:

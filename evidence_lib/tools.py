@@ -22,7 +22,7 @@ from .ledger import Ledger
 from .lines import MAX_REVISION_CHARS, TRUNCATED, cut, shown_revision
 from .locate import NO_MATCH_NOTE, LocateOptions, shape
 from .measure import utf8_bytes
-from .paging import batch, check_int, page
+from .paging import BOUND_CODES, MAX_PAGE_CHARS, batch, check_int, page, page_reply
 from .profiles import (PROFILES, WINDOW_AFTER, WINDOW_BEFORE, Profile, compact_locate, compact_manifest, compact_page,
                        window)
 from .toolkit import MAX_QUERY_CHARS, EvidenceTool, StrictArgs, run_tool_call, tool_call
@@ -31,7 +31,6 @@ __all__ = ["DEFAULT_PAGE_CHARS", "MANIFEST_LIMIT", "MAX_MANIFEST_BYTES", "MAX_MA
            "MAX_QUERY_CHARS", "MAX_REVISION_CHARS", "MAX_TITLE_CHARS", "EvidenceTool", "StrictArgs",
            "evidence_tools", "read_page", "run_tool_call", "tool_call"]
 
-MAX_PAGE_CHARS = 800
 DEFAULT_PAGE_CHARS = 300
 MANIFEST_LIMIT = 20
 #: A manifest never lists more rows than this, whatever ``manifest_limit`` says ...
@@ -47,9 +46,6 @@ UNFILLED_NOTE = ("fewer documents you may see matched, or the over-fetch limit w
 #: Bytes kept free for {"candidates": ..., "omitted": n, "note": ...} around the rows.
 MANIFEST_ENVELOPE_BYTES = 200
 
-#: Which stable code a crossed schema bound raises, per argument.
-BOUND_CODES = {"query": "invalid_query", "term": "invalid_term", "offset": "invalid_page_bounds",
-               "limit": "invalid_page_bounds", "cursor": "invalid_page_bounds"}
 
 
 class SearchArgs(StrictArgs):
@@ -118,16 +114,8 @@ def read_page(index: IndexProtocol, doc_id: str, offset: int = 0, limit: int = D
     entry = index.entry(doc_id, principal, "read")  # unknown and forbidden raise the same error
     p = page(entry.chars, offset, limit, MAX_PAGE_CHARS)  # [start, end) and next_offset, in one place
     text = index.text(entry.doc_id, principal, p.start, p.end)  # verified; refused if the bytes changed
-    return {
-        "doc_id": entry.doc_id,
-        "revision": shown_revision(entry.revision),
-        "sha256": entry.sha256,
-        "start": p.start,
-        "end": p.end,
-        "total_chars": p.total,
-        "next_offset": p.next_offset,
-        "text": text,
-    }
+    labels = {"doc_id": entry.doc_id, "revision": shown_revision(entry.revision), "sha256": entry.sha256}
+    return page_reply(labels, p, text)  # the one page body: labels, start, end, total_chars, next_offset, text
 
 
 @dataclass

@@ -12,14 +12,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from pathlib import Path
 from typing import Literal
 
 from ..corpus import Document
-from ..index import MAX_STORED_BYTES, EvidenceIndex
+from ..index import MAX_STORED_BYTES, EvidenceIndex, sha256_hex
 from ..lines import token
 from .pinned import PINNED_PYDOC, PINNED_PYDOC_VERSION, pydoc_topics as topics_of
 
@@ -114,7 +113,7 @@ def folder_corpus(folder: str | Path, revision: str | None = None) -> list[Docum
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ValueError(f"{token(path.name)} is not valid UTF-8 (byte {e.start})") from None
-        label = revision if revision is not None else hashlib.sha256(raw).hexdigest()[:12]
+        label = revision if revision is not None else sha256_hex(raw)[:12]
         docs.append(Document(path.name[:-4], _title(text, path.name[:-4]), label, text))
     if not docs:
         raise ValueError(f"no .txt files in {token(root.name or str(folder))}")

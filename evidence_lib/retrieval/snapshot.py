@@ -32,7 +32,7 @@ from langchain_core.retrievers import BaseRetriever
 
 from ..access import NOBODY, Access, Principal, allowed, parse_access
 from ..corpus import Document
-from ..index import PREVIEW_CHARS, EvidenceIndex, IndexEntry
+from ..index import PREVIEW_CHARS, EvidenceIndex, IndexEntry, sha256_hex
 from ..toolkit import clean_text
 from .bm25 import BM25Retriever
 
@@ -96,7 +96,7 @@ def to_evidence_document(doc: LCDocument, access: Callable[[LCDocument], Access 
     """
     text = doc.page_content
     if readable:
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        digest = sha256_hex(text)
     elif isinstance(key, bytes) and key:
         digest = keyed_digest(key, text)
     else:
@@ -247,7 +247,7 @@ class RetrieverSource:
                 continue
             blobs[doc_id] = raw
             claimed = lc.metadata.get("sha256")
-            sha = claimed if isinstance(claimed, str) else hashlib.sha256(raw).hexdigest()
+            sha = claimed if isinstance(claimed, str) else sha256_hex(raw)
             preview = doc.text[:PREVIEW_CHARS] if readable else ""  # no text of what the principal may not read
             entries.append(IndexEntry(doc_id, doc.title, doc.revision, len(doc.text), sha, preview, doc.access,
                                       bytes=len(raw)))

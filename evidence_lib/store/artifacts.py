@@ -13,10 +13,9 @@ from typing import Any
 
 from ..errors import EvidenceError
 from ..index import MAX_STORED_BYTES
-from ..paging import page
-from .base import MAX_KEY_CHARS, alive, check_text, expiry_us, from_us, sha256_text
+from ..paging import MAX_PAGE_CHARS, page, page_reply
+from .common import MAX_KEY_CHARS, alive, check_text, expiry_us, from_us, sha256_text
 
-MAX_ARTIFACT_PAGE = 800
 
 
 def artifact_key(tenant: Any, session: Any, artifact_id: Any) -> tuple[str, str, str]:
@@ -44,7 +43,7 @@ def put_artifact(store, tenant: str, session: str, content: str, *, summary: str
 
 
 def read_artifact(store, tenant: str, session: str, artifact_id: str, offset: int = 0,
-                  limit: int = MAX_ARTIFACT_PAGE) -> dict[str, Any]:
+                  limit: int = MAX_PAGE_CHARS) -> dict[str, Any]:
     """One bounded page ``[start, end)`` of an artifact, with its sha256; refusals as in notebook 07."""
     key = artifact_key(tenant, session, artifact_id)
     row = store._get_artifact(*key) if key[2] else None
@@ -55,6 +54,5 @@ def read_artifact(store, tenant: str, session: str, artifact_id: str, offset: in
         raise EvidenceError("artifact_expired", artifact_id=aid, expires_at=from_us(expires).isoformat())
     if sha256_text(content) != sha:
         raise EvidenceError("evidence_changed", doc_id=aid)
-    p = page(chars, offset, limit, MAX_ARTIFACT_PAGE)
-    return {"artifact_id": aid, "sha256": sha, "start": p.start, "end": p.end, "total_chars": p.total,
-            "next_offset": p.next_offset, "text": content[p.start:p.end]}
+    p = page(chars, offset, limit, MAX_PAGE_CHARS)
+    return page_reply({"artifact_id": aid, "sha256": sha}, p, content[p.start:p.end])

@@ -32,6 +32,8 @@ ERROR_CODES: Final[dict[str, str]] = {
     "invalid_text": "a text value holds a NUL byte or a lone surrogate and cannot be stored",
     "integer_out_of_range": "an integer does not fit in 64 bits and cannot be stored",
     "invalid_ttl": "a TTL must be a positive timedelta that ends before the year 10000",
+    "malformed_history": "the message history is malformed (not messages, or a tool result that answers no call)",
+    "unreadable_history": "the history file cannot be read (not a regular file, too large, or unreadable)",
 }
 
 
@@ -49,7 +51,8 @@ CITATION_REASONS: Final[dict[str, str]] = {
 }
 
 #: Which limit a ``budget_exhausted`` refusal ran into (notebook 05).
-BudgetReason = Literal["calls", "chars", "bytes", "tokens", "reads_per_doc", "refusals"]
+BudgetReason = Literal["calls", "chars", "bytes", "tokens", "reads_per_doc", "refusals", "calls_per_message",
+                       "loop_stopped"]
 BUDGET_REASONS: Final[dict[str, str]] = {
     "calls": "the task made as many charged calls as its budget allows",
     "chars": "the characters returned would pass the budget",
@@ -57,6 +60,9 @@ BUDGET_REASONS: Final[dict[str, str]] = {
     "tokens": "the cl100k tokens returned would pass the budget",
     "reads_per_doc": "this document was read as often as the budget allows",
     "refusals": "too many refused calls: the caller is looping",
+    # the agent loop's own refusals (notebook 09), not a ledger's
+    "calls_per_message": "the message carried more tool calls than the loop runs from one message; the rest were not run",
+    "loop_stopped": "a stop rule ended the task; tool calls on the answer turn are refused, not run",
 }
 
 #: Why the operator-side audit refused a call; the caller only ever sees the uniform error.
@@ -84,6 +90,39 @@ STOP_REASONS: Final[dict[str, str]] = {
     "no_new_evidence": "consecutive reads brought no new evidence",
     "read_limit": "the supplementary read limit was reached",
     "budget_exhausted": "the task's budget (its ledger) refused the next read",
+}
+
+#: Findings of the agent checker (notebook 09): a breach of the reading contract seen in a message history.
+#: ``evidence_lib.agent.checker.FINDINGS`` is this registry. One condition, one name per layer: a snapshot that
+#: changed is ``evidence_changed`` to the model, ``document_changed`` to a citation check, ``citation_stale`` here.
+FindingCode = Literal["citation_never_read", "citation_stale", "citation_text_mismatch", "citation_malformed",
+                      "answer_without_citation", "preview_as_evidence", "absence_from_empty_locate", "duplicate_read",
+                      "exhaustive_reading", "call_after_budget_exhausted", "instruction_from_evidence"]
+FINDING_CODES: Final[dict[str, str]] = {
+    "citation_never_read": "a citation's range was never returned by a read of that doc_id and revision",
+    "citation_stale": "a citation points at a snapshot the history later shows was replaced or changed",
+    "citation_text_mismatch": "a citation's quote differs from the text that was read at that range",
+    "citation_malformed": "a Sources line does not follow the citation format",
+    "answer_without_citation": "a final answer makes claims and cites nothing (and does not say evidence is missing)",
+    "preview_as_evidence": "an answer rests on a manifest preview, which is a hint for locating, not evidence",
+    "absence_from_empty_locate": "an empty locate result was turned into 'there is no such rule'",
+    "duplicate_read": "a read asked again for a range already read from the same bytes",
+    "exhaustive_reading": "documents were paged through without locating first, past what the answer cited",
+    "call_after_budget_exhausted": "tools were called after a budget_exhausted refusal that closed the task",
+    "instruction_from_evidence": "a tool call that only an instruction found in retrieved text explains",
+}
+
+#: Why the agent loop (``evidence_lib.agent.run_loop``, notebook 09) ended a task: ``LoopResult.stop_reason``.
+LoopStopReason = Literal["final_answer", "empty_response", "model_error", "max_turns", "no_new_evidence",
+                         "refusal_cap", "budget_exhausted"]
+LOOP_STOP_REASONS: Final[dict[str, str]] = {
+    "final_answer": "the model answered with text and no tool calls",
+    "empty_response": "the model answered with neither text nor tool calls",
+    "model_error": "the model call failed",
+    "max_turns": "the task used every model turn its rules allow",
+    "no_new_evidence": "consecutive tool rounds brought no new evidence (the answer turn followed)",
+    "refusal_cap": "the ledger refused too many calls (the answer turn followed)",
+    "budget_exhausted": "a task-wide budget was spent (the answer turn followed)",
 }
 
 

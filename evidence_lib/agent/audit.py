@@ -8,14 +8,24 @@ exactly that, plus the checker's findings, from a history file in either format:
 * OpenAI-style chat messages: ``[{"role": "assistant", "content": ..., "tool_calls": [...]}, ...]``
 
 (or either list under a top-level ``"messages"`` key). The report never contains message content, document
-text or argument values; every string it does show (tool names, ids) passes through :func:`mask`.
-A malformed file raises :class:`AuditError` naming the message index; the CLI prints it, never a traceback.
+text or argument values; every string it does show (tool names, ids) passes through :func:`mask`, and the text
+report shows each with :mod:`evidence_lib.lines` (``token``, ``text_line``), so nothing taken from the history can
+drive a terminal or forge a line; the JSON report escapes the same characters.
+
+Only a regular file is read (a symlink to one is fine; a FIFO, a device or a folder is refused), and at most
+:data:`MAX_FILE_BYTES` + 1 bytes of it. A malformed file (also a tool message that answers no call) raises
+:class:`AuditError` naming the message index; the CLI prints one line naming the file by its name only, never a
+traceback. Audit time grows in proportion to the history (one walk, see :mod:`.checker`).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import os
 import re
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +33,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, messages_from_dict
 
+from ..errors import EvidenceError
+from ..lines import is_plain, quoted, text_line, token
 from ..measure import cl100k_tokens, utf8_bytes
 from .checker import check_history
 from .history import final_answers, steps
@@ -34,7 +46,13 @@ __all__ = ["AuditError", "audit", "load_history", "main", "mask", "render"]
 MAX_FILE_BYTES = 64 * 1024 * 1024
 _SECRETS = [
     re.compile(r"sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}"),
+    re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}"),  # Stripe secret, restricted, publishable keys
+    re.compile(r"\bwhsec_[A-Za-z0-9]{16,}"),  # Stripe webhook secret
+    re.compile(r"\bgl(?:pat|dt|rt|ptt|cbt|imt|oas|soat|ft|ffct|agent)-[A-Za-z0-9_\-]{16,}"),  # GitLab tokens
+    # an HTTP credential after an Authorization header, whatever its scheme (Basic, Bearer, Digest, Token, ...)
+    re.compile(r"(?i)\b((?:proxy-)?authorization)(\s*[:=]\s*)(?:[A-Za-z][A-Za-z0-9-]*\s+)?[^\s,;\"']{6,}"),
+    # a bearer token: 8+ token characters with a digit or a punctuation character (not an ordinary word)
+    re.compile(r"(?i)\bbearer\s+(?=[A-Za-z0-9._~+/=\-]*[0-9._~+/=\-])[A-Za-z0-9._~+/=\-]{8,}"),
     re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
     re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
     re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
@@ -44,15 +62,43 @@ _SECRETS = [
 ]
 
 
-class AuditError(ValueError):
-    """The history file cannot be audited; the message says where (never what the file contains)."""
+class AuditError(EvidenceError):
+    """The history file cannot be audited; the message says where (never what the file contains).
+
+    An :class:`~evidence_lib.errors.EvidenceError`: ``malformed_history`` for what the file holds (not JSON, not
+    messages, a tool message that answers no call), ``unreadable_history`` for the file itself (not a regular file,
+    too large, unreadable). ``str()`` is the message alone, which the CLI prints.
+    """
+
+    def __init__(self, message: str, code: str = "malformed_history", **details: Any) -> None:
+        super().__init__(code, message, **details)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+#: ``Basic <base64>`` outside a header: masked when the base64 decodes to ``user:password``.
+_BASIC = re.compile(r"\bBasic\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+
+
+def _basic(m: re.Match) -> str:
+    try:
+        decoded = base64.b64decode(m.group(1) + "=" * (-len(m.group(1)) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return m.group(0)
+    return "Basic [masked]" if b":" in decoded else m.group(0)
 
 
 def mask(text: str) -> str:
-    """``text`` with anything that looks like a credential replaced by ``[masked]``."""
+    """``text`` with anything that looks like a credential replaced by ``[masked]``.
+
+    API keys (OpenAI and Anthropic ``sk-``, Stripe ``sk_live_``/``sk_test_``/``rk_live_``, GitHub, GitLab ``glpat-``,
+    Slack, Google, AWS access key ids), JWTs, the credential after an ``Authorization:`` header (Basic, Bearer or any
+    other scheme), bearer tokens, ``Basic`` credentials, and ``key=value`` / ``password: ...`` pairs.
+    """
     for pattern in _SECRETS:
         text = pattern.sub(lambda m: (m.group(1) + m.group(2) + "[masked]") if m.re.groups >= 2 else "[masked]", text)
-    return text
+    return _BASIC.sub(_basic, text)
 
 
 def _content(value: Any, where: str) -> str | list:
@@ -133,15 +179,39 @@ def parse_messages(items: Any) -> tuple[list[BaseMessage], str]:
     return out, (kinds.pop() if kinds else "empty")
 
 
-def load_history(path: str | Path) -> tuple[list[BaseMessage], str]:
-    """Read and convert a history file; :class:`AuditError` on anything malformed."""
-    p = Path(path)
+def _read_capped(path: str | Path, cap: int) -> bytes:
+    """At most ``cap`` bytes of the regular file at ``path`` (symlinks followed); :class:`AuditError` otherwise.
+
+    The file is opened without blocking (a FIFO with no writer would block ``open``) and checked on the open
+    descriptor, so what is read is what was checked; reading stops after ``cap + 1`` bytes whatever ``stat`` says.
+    """
+    def refuse() -> AuditError:
+        return AuditError("not a regular file (a FIFO, a device or a folder): refused", "unreadable_history")
+
     try:
-        if p.stat().st_size > MAX_FILE_BYTES:
-            raise AuditError(f"the file is larger than {MAX_FILE_BYTES:,} bytes")
-        raw = p.read_bytes()
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise refuse()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as e:
-        raise AuditError(f"cannot read the file ({type(e).__name__})") from None
+        raise AuditError(f"cannot read the file ({type(e).__name__})", "unreadable_history") from None
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        try:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise refuse()
+            chunks, size = [], 0
+            while size <= cap and (chunk := f.read(min(1 << 20, cap + 1 - size))):
+                chunks.append(chunk)
+                size += len(chunk)
+        except OSError as e:
+            raise AuditError(f"cannot read the file ({type(e).__name__})", "unreadable_history") from None
+    if size > cap:
+        raise AuditError(f"the file is larger than {cap:,} bytes", "unreadable_history")
+    return b"".join(chunks)
+
+
+def load_history(path: str | Path) -> tuple[list[BaseMessage], str]:
+    """Read and convert a history file; :class:`AuditError` on anything malformed, too large or not a regular file."""
+    raw = _read_capped(path, MAX_FILE_BYTES)
     try:
         items = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -152,8 +222,16 @@ def load_history(path: str | Path) -> tuple[list[BaseMessage], str]:
 
 
 def audit(messages: Sequence[BaseMessage], fmt: str = "langchain") -> dict[str, Any]:
-    """The report: per-tool output sizes, candidate counts, duplicate reads, citations without reads, findings."""
-    all_steps = steps(messages)
+    """The report: per-tool output sizes, candidate counts, duplicate reads, citations without reads, findings.
+
+    :class:`AuditError` (naming the message index) when the history is malformed: a tool message answers no call.
+    """
+    try:
+        all_steps = steps(messages)
+    except EvidenceError as e:
+        if e.code != "malformed_history":
+            raise
+        raise AuditError(e.message, **e.details) from None
     tools: dict[str, dict[str, int]] = {}
     for s in all_steps:
         t = tools.setdefault(mask(s.name or "?"), {"calls": 0, "errors": 0, "unanswered": 0, "output_bytes": 0,
@@ -171,7 +249,7 @@ def audit(messages: Sequence[BaseMessage], fmt: str = "langchain") -> dict[str, 
                   "omitted": s.body.get("omitted", 0) if isinstance(s.body, dict) else 0}
                  for s in all_steps if s.kind == "manifest"]
     locates = [{"message": s.result_index, "positions": len(s.hits())} for s in all_steps if s.kind == "locate"]
-    findings = check_history(messages)
+    findings = check_history(messages, all_steps=all_steps)
     answers = final_answers(messages)
     n_citations = sum(len(parse_answer(text).citations) for _, text in answers.values())
     as_dicts = [{"message": f.message, "code": f.code, "detail": mask(f.detail)} for f in findings]
@@ -190,13 +268,27 @@ def audit(messages: Sequence[BaseMessage], fmt: str = "langchain") -> dict[str, 
     }
 
 
+def _shown(text: str) -> str:
+    """A composed string (a finding's detail) on one line: itself when printable, else a quoted JSON string."""
+    return text if is_plain(text) else quoted(text)
+
+
+def _printable_json(text: str) -> str:
+    """JSON text whose every non-printable character (C1 controls, DEL, U+2028, ...; JSON escapes only C0) is a
+    ``\\uXXXX`` escape, as :func:`evidence_lib.lines.quoted` writes it. Outside strings JSON text has only spaces and
+    the indent's line breaks, so the document reads back the same."""
+    if text.replace("\n", "").isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == "\n" else quoted(c)[1:-1] for c in text)
+
+
 def render(report: dict[str, Any]) -> str:
-    """The report for people: fixed-width, no document text."""
-    lines = [f"audit: {report['messages']} messages ({report['format']} format), {report['tool_calls']} tool calls, "
-             f"{report['final_answers']} final answer(s)",
+    """The report for people: fixed-width, no document text; every string from the history escaped (``lines``)."""
+    lines = [f"audit: {report['messages']} messages ({token(report['format'])} format), {report['tool_calls']} tool "
+             f"calls, {report['final_answers']} final answer(s)",
              f"{'tool':<20} {'calls':>5} {'errors':>6} {'bytes':>9} {'tokens':>8} {'largest':>9}"]
     for name, t in report["tools"].items():
-        lines.append(f"{name[:20]:<20} {t['calls']:>5} {t['errors']:>6} {t['output_bytes']:>9,} {t['output_tokens']:>8,} "
+        lines.append(f"{token(name)[:20]:<20} {t['calls']:>5} {t['errors']:>6} {t['output_bytes']:>9,} {t['output_tokens']:>8,} "
                      f"{t['largest_output_bytes']:>9,}" + (f"  ({t['unanswered']} unanswered)" if t["unanswered"] else ""))
     cands = ", ".join(f"{m['candidates']}" + (f" (+{m['omitted']} omitted)" if m["omitted"] else "")
                       for m in report["manifests"]) or "no manifest"
@@ -207,7 +299,7 @@ def render(report: dict[str, Any]) -> str:
     lines.append(f"citations: {c['total']}, without a read: {c['without_read']}")
     if report["findings"]:
         lines.append(f"findings ({len(report['findings'])}):")
-        lines += [f"  message {f['message']:>3}  {f['code']:<28} {f['detail']}" for f in report["findings"]]
+        lines += [f"  message {f['message']:>3}  {token(f['code']):<28} {_shown(f['detail'])}" for f in report["findings"]]
     else:
         lines.append("findings: none")
     return "\n".join(lines)
@@ -220,14 +312,13 @@ def main(path: str, as_json: bool = False, out=None) -> int:
         messages, fmt = load_history(path)
         report = audit(messages, fmt)
     except AuditError as e:
-        print(f"error: {Path(path).name}: {mask(str(e))}", file=sys.stderr)
+        print(f"error: {token(Path(path).name)}: {text_line(mask(str(e)))}", file=sys.stderr)
         return 2
     except Exception as e:  # noqa: BLE001 - a bug here must still not dump a traceback with file content
-        print(f"error: {Path(path).name}: could not audit ({type(e).__name__})", file=sys.stderr)
+        print(f"error: {token(Path(path).name)}: could not audit ({type(e).__name__})", file=sys.stderr)
         return 2
     if as_json:
-        json.dump(report, out, ensure_ascii=False, indent=2)
-        out.write("\n")
+        out.write(_printable_json(json.dumps(report, ensure_ascii=False, indent=2)) + "\n")
     else:
         print(render(report), file=out)
     return 1 if report["findings"] else 0

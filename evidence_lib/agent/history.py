@@ -7,18 +7,25 @@ there: it reads the compact profile's replies with :mod:`evidence_lib.profiles` 
 ``manifest_rows``, the format's own readers) into the same shapes, and :func:`steps` then resolves short hashes
 with ``excerpts`` over the history in order. A compact locate's excerpts are document text the model was shown
 (the ledger records them as reads): :meth:`Step.pages` returns them next to read pages, for citation checks.
+
+A history in which a ToolMessage answers no call (no earlier call has its ``tool_call_id``, or every call with that id
+is answered already) is malformed: :func:`steps` refuses it with ``EvidenceError("malformed_history")`` naming the
+message index, instead of dropping the result (its bytes, and any citation resting on it).
 """
 
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-__all__ = ["OUTPUT_PARSERS", "Step", "compact_output", "final_answers", "parse_output", "steps", "text_of"]
+from ..errors import EvidenceError
+
+__all__ = ["OUTPUT_PARSERS", "Step", "compact_output", "final_answers", "malformed", "parse_output", "steps", "text_of"]
 
 
 def compact_output(name: str, content: str) -> Any:
@@ -146,10 +153,19 @@ def _kind(name: str, status: str, body: Any) -> tuple[str, str | None, str | Non
     return "other", None, None
 
 
+def malformed(index: int, problem: str) -> EvidenceError:
+    """The refusal for a malformed history: ``message {index}: {problem}`` (never the message's content)."""
+    return EvidenceError("malformed_history", f"message {index}: {problem}", index=index)
+
+
 def steps(messages: Sequence[BaseMessage]) -> list[Step]:
-    """Every tool call in ``messages`` (valid and invalid), paired with its ToolMessage by ``tool_call_id``."""
+    """Every tool call in ``messages`` (valid and invalid), paired with its ToolMessage by ``tool_call_id``.
+
+    Calls that share an id are answered in call order. A ToolMessage that answers no open call raises
+    ``EvidenceError("malformed_history")`` naming its index (see the module docstring).
+    """
     out: list[Step] = []
-    pending: dict[str, Step] = {}
+    pending: dict[str, deque[Step]] = {}
     task = 0
     for i, m in enumerate(messages):
         if isinstance(m, HumanMessage):
@@ -161,12 +177,15 @@ def steps(messages: Sequence[BaseMessage]) -> list[Step]:
                 s = Step(task, i, pos, cid if isinstance(cid, str) else "", name if isinstance(name, str) else "",
                          args if isinstance(args, dict) else None)
                 out.append(s)
-                if s.call_id and s.call_id not in pending:
-                    pending[s.call_id] = s
+                if s.call_id:
+                    pending.setdefault(s.call_id, deque()).append(s)
         elif isinstance(m, ToolMessage):
-            s = pending.pop(m.tool_call_id, None) if isinstance(m.tool_call_id, str) else None
-            if s is None:
-                continue
+            open_calls = pending.get(m.tool_call_id) if isinstance(m.tool_call_id, str) else None
+            if not open_calls:
+                answered = isinstance(m.tool_call_id, str) and any(x.call_id == m.tool_call_id for x in out)
+                raise malformed(i, "a tool message answers a call that was answered already" if answered else
+                                "a tool message whose tool_call_id matches no earlier tool call")
+            s = open_calls.popleft()
             s.result_index, s.status, s.content = i, m.status or "success", text_of(m)
             s.body = parse_output(s.name, s.content)
             s.kind, s.error, s.reason = _kind(s.name, s.status, s.body)

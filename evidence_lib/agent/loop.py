@@ -7,8 +7,12 @@ the refusal cap is hit, rounds bring no new evidence, or the turns run out. Afte
 model gets one more turn to answer; tool calls made then are refused, not run.
 
 It never raises on bad model output: unknown tools, arguments that are not an object (``invalid_tool_calls``),
-missing or duplicate ids and oversized batches each get a refusal ``ToolMessage``; a model error or an empty
-message ends the loop with a stop reason. Several read-only calls in one message run concurrently; their
+missing, duplicate or unstorable ids (a NUL or a lone surrogate) and oversized batches each get a refusal
+``ToolMessage``; a model error or an empty message ends the loop with a stop reason. A call whose id is replaced is
+replaced in the ``AIMessage`` too (``loop-{turn}-{position}``, deterministic and unique), so every call in the
+history is answered by a ``ToolMessage`` with its own id. Stop reasons are :data:`evidence_lib.errors.LOOP_STOP_REASONS`;
+the loop's own budget refusals carry the reasons ``calls_per_message`` and ``loop_stopped``
+(:data:`evidence_lib.errors.BUDGET_REASONS`). Several read-only calls in one message run concurrently; their
 bookkeeping (the shared ledger) still runs in call order, so results are the same as sequentially.
 """
 
@@ -24,13 +28,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
-from ..errors import EvidenceError
-from ..toolkit import refusal_message, run_tool_call
+from ..errors import LOOP_STOP_REASONS, EvidenceError
+from ..toolkit import clean_text, refusal_message, run_tool_call
 from .history import steps, text_of
 from .models import TASK_WIDE
 from .prompt import SYSTEM_PROMPT
 
-__all__ = ["READ_ONLY_TOOLS", "LoopResult", "LoopRules", "run_loop", "sleep_latency"]
+__all__ = ["LOOP_STOP_REASONS", "READ_ONLY_TOOLS", "LoopResult", "LoopRules", "run_loop", "sleep_latency"]
 
 #: The evidence tools change nothing but the ledger: safe to run side by side.
 READ_ONLY_TOOLS = frozenset({"search_evidence", "locate_evidence", "read_evidence"})
@@ -51,10 +55,14 @@ class LoopResult:
     """What a run did: the whole history, why it stopped, and what the loop had to repair."""
 
     messages: list[BaseMessage]
-    stop_reason: str  # final_answer, budget_exhausted, refusal_cap, no_new_evidence, max_turns, empty_response, model_error
+    stop_reason: str  # one of errors.LOOP_STOP_REASONS
     turns: int
     answer: str | None = None
     repairs: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.stop_reason not in LOOP_STOP_REASONS:
+            raise KeyError(f"unregistered loop stop reason: {self.stop_reason!r}")
 
     @property
     def tool_messages(self) -> list[ToolMessage]:
@@ -95,15 +103,18 @@ def _normalize(ai: AIMessage, turn: int, seen: set[str], rules: LoopRules,
     plan: list[tuple[dict[str, Any], ToolMessage | None]] = []
     fixed_valid, fixed_invalid = [], []
     raw = [(c, True) for c in ai.tool_calls] + [(c, False) for c in ai.invalid_tool_calls]
+    # ids the message may keep: a replacement id never takes one of them (or one used before)
+    kept = {c.get("id") for c, _ in raw if isinstance(c.get("id"), str) and c.get("id") and clean_text(c.get("id"))}
     for pos, (c, valid) in enumerate(raw):
         c = dict(c)
         name = c.get("name") if isinstance(c.get("name"), str) else ""
         cid = c.get("id")
         refusal = None
-        if not isinstance(cid, str) or not cid or cid in seen:
-            problem = "duplicate" if isinstance(cid, str) and cid in seen else "missing"
+        if not isinstance(cid, str) or not cid or cid in seen or not clean_text(cid):
+            problem = ("missing" if not isinstance(cid, str) or not cid else "invalid_text" if not clean_text(cid)
+                       else "duplicate")
             new = f"loop-{turn}-{pos}"
-            while new in seen:
+            while new in seen or new in kept:
                 new += "x"
             repairs.append(f"turn {turn}, call {pos}: {problem} id, answered as {new}")
             c["id"] = new

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..errors import EvidenceError
-from .base import ChunkRow, DocRow, EvidenceStore, SnapRow, SnapshotKey, WsKey
+from .base import EvidenceStore
+from .common import ChunkRow, DocRow, SnapRow, SnapshotKey, WsKey
 
 ZERO = dict.fromkeys(("step", "calls", "chars", "bytes", "tokens", "all_calls", "all_chars", "all_bytes",
                       "all_tokens", "refused"), 0)

@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from .base import MIN_INDEXED_CHARS
+from .common import MIN_INDEXED_CHARS
 from .sqlbase import Q, SQLStore, migrate, schema
 
 EXTENSIONS = ("pg_trgm", "btree_gin")  # both ship in Debian's postgresql-contrib

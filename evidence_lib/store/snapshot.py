@@ -13,7 +13,7 @@ from ..access import Action, Principal, allowed
 from ..errors import EvidenceError
 from ..index import IndexEntry, Snapshot, sha256_hex, text_range
 from ..locate import LocateOptions, find as scan_find, find_all
-from .base import CHUNK_CHARS, OVERLAP_CHARS, DocRow, EvidenceStore, SnapRow, access_from_json, alive, check_text, \
+from .common import CHUNK_CHARS, OVERLAP_CHARS, DocRow, SnapRow, SnapshotStorage, access_from_json, alive, check_text, \
     from_us
 
 
@@ -26,7 +26,7 @@ class StoreSnapshot:
     A principal of another tenant sees nothing: its doc_ids are ``unknown_doc_id``, like ids never stored.
     """
 
-    def __init__(self, store: EvidenceStore, row: SnapRow, docs: list[DocRow]) -> None:
+    def __init__(self, store: SnapshotStorage, row: SnapRow, docs: list[DocRow]) -> None:
         self.store, self.row = store, row
         self._entries: dict[str, IndexEntry] = {}
         self._doc_no: dict[str, int] = {}

@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import EvidenceError
-from .base import ChunkRow, DocRow, EvidenceStore, SnapRow, SnapshotKey, WsKey
+from .base import EvidenceStore
+from .common import ChunkRow, DocRow, SnapRow, SnapshotKey, WsKey
 
 COUNTERS = ("step", "calls", "chars", "bytes", "tokens", "all_calls", "all_chars", "all_bytes", "all_tokens",
             "refused")

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
 
-from .base import MIN_INDEXED_CHARS
+from .common import MIN_INDEXED_CHARS
 from .sqlbase import Q, SQLStore, migrate, schema
 
 FTS = [

@@ -25,7 +25,7 @@ from ..errors import EvidenceError
 from ..index import PREVIEW_CHARS, IndexEntry, Snapshot, text_range
 from ..lines import text_line, token
 from ..locate import LocateOptions, find as scan_find
-from .base import DEFAULT_TTL, MAX_KEY_CHARS, alive, check_text, expiry_us, from_us, sha256_text
+from .common import DEFAULT_TTL, MAX_KEY_CHARS, alive, check_text, expiry_us, from_us, sha256_text
 
 ENTRY_PATH = "ENTRY.md"
 MAX_FILE_CHARS = 200_000

@@ -61,14 +61,25 @@ def raw_sql(spec: tuple[str, str]) -> Iterator:
         conn.close()
 
 
-def tamper(estore, snap, doc_id: str, chunk_no: int = 0) -> None:
+def own_connection(store):
+    """The store's own DB-API connection (``sqlite3`` or psycopg), for a test that must watch the store's own
+    statements: SQLite's progress handler, PostgreSQL's session settings and notices. Anything a second client
+    can do goes through :func:`raw_sql` instead; this is the one place a test reaches into a store."""
+    if store.backend not in ("sqlite", "postgres"):
+        raise ValueError("the memory backend has no connection")
+    return store._conn
+
+
+def tamper(spec: tuple[str, str], estore, snap, doc_id: str, chunk_no: int = 0) -> None:
     """Change one stored chunk behind the store's back (the operator's 'someone edited the data' experiment)."""
-    doc_no = snap._doc_no[doc_id]
-    if estore.backend == "memory":
+    if spec[0] == "memory":  # no database to edit: the memory store's own dict (documents are numbered in order)
+        doc_no = [e.doc_id for e in snap].index(doc_id)
         chunks = estore._chunk_map[(snap.row.snap_id, doc_no)]
         body, sha = chunks[chunk_no]
         chunks[chunk_no] = ("X" + body[1:], sha)
         return
-    with estore._tx(write=True) as q:
-        q("UPDATE chunks SET body = 'X' || substr(body, 2) WHERE snap_id = ? AND doc_no = ? AND chunk_no = ?",
-          (snap.row.snap_id, doc_no, chunk_no))
+    p = "?" if spec[0] == "sqlite" else "%s"
+    with raw_sql(spec) as conn:
+        conn.execute(f"UPDATE chunks SET body = 'X' || substr(body, 2) WHERE snap_id = {p} AND chunk_no = {p} AND "
+                     f"doc_no = (SELECT doc_no FROM documents WHERE snap_id = {p} AND doc_id = {p})",
+                     (snap.row.snap_id, chunk_no, snap.row.snap_id, doc_id))

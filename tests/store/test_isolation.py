@@ -14,6 +14,8 @@ import pytest
 
 from evidence_lib import Document
 
+from .storekit import own_connection, raw_sql
+
 SECRET = "秘密合并计划"  # "secret merger plan": held by tenant B only
 FILLER = "".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(3000))
 
@@ -36,11 +38,12 @@ def sqlite_steps(store, fn) -> int:
         steps[0] += 1
         return 0
 
-    store._conn.set_progress_handler(tick, 10)
+    conn = own_connection(store)  # the store's own statements are what is counted
+    conn.set_progress_handler(tick, 10)
     try:
         fn()
     finally:
-        store._conn.set_progress_handler(None, 10)
+        conn.set_progress_handler(None, 10)
     return steps[0]
 
 
@@ -70,14 +73,15 @@ def auto_explain(pg):
         if "{" in text:
             plans.append(json.loads(text[text.index("{"):]))
 
+    conn = own_connection(pg)  # the store's own session is what is explained
     try:
-        pg._conn.execute("LOAD 'auto_explain'")
+        conn.execute("LOAD 'auto_explain'")
     except psycopg.Error as e:
         pytest.skip(f"auto_explain cannot be loaded on this server ({e.sqlstate})")
     for setting in ("auto_explain.log_min_duration = 0", "auto_explain.log_analyze = on",
                     "auto_explain.log_format = json", "client_min_messages = log"):
-        pg._conn.execute(f"SET {setting}")
-    pg._conn.add_notice_handler(notice)
+        conn.execute(f"SET {setting}")
+    conn.add_notice_handler(notice)
     return plans
 
 
@@ -88,10 +92,11 @@ def nodes(plan: dict):
 
 
 @pytest.mark.parametrize("backend", ["postgres"])
-def test_postgres_locate_never_rechecks_another_tenants_chunks(estore):
+def test_postgres_locate_never_rechecks_another_tenants_chunks(spec, estore):
     a = tenant_a(estore)
     tenant_b(estore, 200)
-    estore._conn.execute("ANALYZE chunks")
+    with raw_sql(spec) as conn:
+        conn.execute("ANALYZE chunks")
     plans = auto_explain(estore)
     assert list(a.find(SECRET, [e.doc_id for e in a])) == []
     [plan] = [p["Plan"] for p in plans if "LIKE" in json.dumps(p) or "~~" in json.dumps(p)]

@@ -20,7 +20,7 @@ from evidence_lib import Access, Budget, Document, EvidenceError, Principal
 from evidence_lib.store import ENTRY_PATH
 
 from . import workers
-from .storekit import open_spec
+from .storekit import open_spec, raw_sql
 
 CALLS = 12
 MAX_CALLS = 30  # 4 workers x 12 reads per tenant want 48 charged calls: 18 must be refused
@@ -106,8 +106,8 @@ def test_a_writer_killed_mid_snapshot_leaves_the_old_snapshot_whole(spec, estore
     assert [e.doc_id for e in snap] == [d.doc_id for d in old]
     assert all(snap.text(d.doc_id) == d.text for d in old)  # whole and verified: never a mix
     if spec[0] == "sqlite":
-        with reopened._tx() as q:
-            assert q.one("PRAGMA integrity_check")[0] == "ok"
+        with raw_sql(spec) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     clock.advance(hours=25)  # the dead writer's unpublished snapshot outlived its TTL (24 h); the old one did not
     assert estore.cleanup()["snapshots"] == 1
     new = [Document(f"doc-{i:04}", f"doc {i}", "new", "new " * 500) for i in range(3)]

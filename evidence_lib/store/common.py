@@ -1,0 +1,184 @@
+"""What every module of the store shares, and imports from here only: limits, validation, times and TTLs,
+keys, rows and chunking. Notebook 11; the rules are stated in :mod:`evidence_lib.store.base`.
+
+It imports nothing else of the store, so the store's modules never import each other in a circle: ``base``
+(the interface) imports ``snapshot``, ``workspace`` and ``artifacts``, and all of them import this module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Protocol
+
+from ..access import Access
+from ..corpus import Document
+from ..errors import EvidenceError
+from ..index import MAX_STORED_BYTES, PREVIEW_CHARS
+from ..toolkit import clean_text
+
+CHUNK_CHARS = 4096
+OVERLAP_CHARS = 127
+#: Trigram indexes need at least this many characters; shorter terms take the backend's exact fallback.
+MIN_INDEXED_CHARS = 3
+DEFAULT_TTL = timedelta(hours=24)
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+MAX_KEY_CHARS = 256
+MAX_DOC_ID_CHARS = 128
+MAX_TITLE_CHARS = 4096
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+#: The last representable time (``datetime.max``, in UTC) in microseconds: no expiry lies past it.
+MAX_US = (datetime.max.replace(tzinfo=timezone.utc) - EPOCH) // timedelta(microseconds=1)
+
+
+def system_clock() -> datetime:
+    """The wall clock, for production callers; tests and notebooks inject a ManualClock instead."""
+    return datetime.now(timezone.utc)
+
+
+# -- validation: one place, every backend ----------------------------------------------------------------
+def check_text(value: Any, field: str, *, lo: int = 0, hi: int | None = None) -> str:
+    """``value`` if it is storable text within ``[lo, hi]`` characters; else a refusal with a stable code."""
+    if not isinstance(value, str):
+        raise EvidenceError("invalid_arguments", problems=[{"field": field, "problem": "not_text"}])
+    if not clean_text(value):
+        raise EvidenceError("invalid_text", field=field)
+    if len(value) < lo or (hi is not None and len(value) > hi):
+        raise EvidenceError("invalid_arguments", problems=[{"field": field, "problem": "length"}])
+    return value
+
+
+def check_int64(value: Any, field: str, *, lo: int = INT64_MIN) -> int:
+    """``value`` if it is an int (not a bool) that fits a signed 64-bit column and is ``>= lo``."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise EvidenceError("invalid_arguments", problems=[{"field": field, "problem": "not_an_integer"}])
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise EvidenceError("integer_out_of_range", field=field)
+    if value < lo:
+        raise EvidenceError("invalid_arguments", problems=[{"field": field, "problem": "too_small"}])
+    return value
+
+
+def to_us(at: datetime) -> int:
+    """An aware datetime as integer microseconds since the epoch (exact; what every backend stores)."""
+    if not isinstance(at, datetime) or at.tzinfo is None or at.utcoffset() is None:
+        raise ValueError("store times must be timezone-aware datetimes")
+    return check_int64((at - EPOCH) // timedelta(microseconds=1), "time")
+
+
+def from_us(us: int) -> datetime:
+    return EPOCH + timedelta(microseconds=us)
+
+
+def ttl_us(ttl: Any) -> int:
+    """A TTL in microseconds: a positive ``timedelta`` no longer than the calendar, else ``invalid_ttl``."""
+    if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
+        raise EvidenceError("invalid_ttl", problem="not_a_positive_timedelta")
+    us = ttl // timedelta(microseconds=1)
+    if us > MAX_US:
+        raise EvidenceError("invalid_ttl", problem="past_the_calendar")
+    return us
+
+
+def expiry_us(now_us: int, ttl: Any) -> int:
+    """``now + ttl`` in microseconds if that is a representable time (hence also a 64-bit integer), else
+    ``invalid_ttl``. Every write computes its expiry with this before it writes anything."""
+    expires = now_us + ttl_us(ttl)
+    if expires > MAX_US:
+        raise EvidenceError("invalid_ttl", problem="past_the_calendar")
+    return expires
+
+
+def alive(created_us: int, expires_us: int, now_us: int) -> bool:
+    """Readable on ``[created_at, expires_at)``: expired at the very instant ``now == expires_at``."""
+    return created_us <= now_us < expires_us
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class SnapshotKey:
+    """What a snapshot is filed under. The model never names it: the application binds it."""
+
+    tenant: str
+    session: str
+    query: str
+
+    @classmethod
+    def checked(cls, tenant: Any, session: Any, query: Any) -> SnapshotKey:
+        return cls(check_text(tenant, "tenant", lo=1, hi=MAX_KEY_CHARS),
+                   check_text(session, "session", lo=1, hi=MAX_KEY_CHARS),
+                   check_text(query, "query", lo=0, hi=4 * MAX_KEY_CHARS))
+
+
+@dataclass(frozen=True)
+class SnapRow:
+    snap_id: int
+    key: SnapshotKey
+    created_us: int
+    expires_us: int
+
+
+#: (doc_no, doc_id, title, revision, chars, bytes, sha256, preview, access_json)
+DocRow = tuple[int, str, str, str, int, int, str, str, "str | None"]
+#: (doc_no, chunk_no, body, sha256)
+ChunkRow = tuple[int, int, str, str]
+#: A task workspace's key: (tenant, session, owner), the owner being the user of the principal who opened it.
+WsKey = tuple[str, str, str]
+
+
+def access_json(access: Access | None) -> str | None:
+    if access is None:
+        return None
+    return json.dumps({"tenant": access.tenant, "read": sorted(access.read),
+                       "discover": None if access.discover is None else sorted(access.discover)}, ensure_ascii=False)
+
+
+def access_from_json(raw: str | None) -> Access | None:
+    if raw is None:
+        return None
+    d = json.loads(raw)
+    return Access(d["tenant"], frozenset(d["read"]), None if d["discover"] is None else frozenset(d["discover"]))
+
+
+def chunk_rows(doc_no: int, text: str) -> list[ChunkRow]:
+    """The chunks of one document: chunk ``c`` holds ``text[c*C : (c+1)*C + OVERLAP]`` and its sha256."""
+    rows = []
+    for c in range((len(text) + CHUNK_CHARS - 1) // CHUNK_CHARS):
+        body = text[c * CHUNK_CHARS: (c + 1) * CHUNK_CHARS + OVERLAP_CHARS]
+        rows.append((doc_no, c, body, sha256_text(body)))
+    return rows
+
+
+def document_row(doc_no: int, doc: Any, tenant: str) -> tuple[DocRow, list[ChunkRow]]:
+    """Validate one document and turn it into its row and chunks (nothing is written yet)."""
+    if not isinstance(doc, Document):
+        raise TypeError("put_snapshot takes evidence_lib.Document objects")
+    doc_id = check_text(doc.doc_id, "doc_id", lo=1, hi=MAX_DOC_ID_CHARS)
+    title = check_text(doc.title, "title", hi=MAX_TITLE_CHARS)
+    revision = check_text(doc.revision, "revision", hi=MAX_KEY_CHARS)
+    text = check_text(doc.text, "text")
+    raw = text.encode("utf-8")
+    if len(raw) > MAX_STORED_BYTES:
+        raise ValueError(f"document {doc_id!r} is larger than {MAX_STORED_BYTES:,} bytes")
+    if doc.access is not None and doc.access.tenant != tenant:
+        raise ValueError(f"document {doc_id!r} grants access in another tenant than the snapshot's")
+    row = (doc_no, doc_id, title, revision, len(text), len(raw), hashlib.sha256(raw).hexdigest(),
+           text[:PREVIEW_CHARS], access_json(doc.access))
+    return row, chunk_rows(doc_no, text)
+
+
+class SnapshotStorage(Protocol):
+    """The part of a store a :class:`~evidence_lib.store.snapshot.StoreSnapshot` reads through (every
+    :class:`~evidence_lib.store.base.EvidenceStore` is one)."""
+
+    backend: str
+
+    def now_us(self) -> int: ...
+    def _row(self, snap_id: int) -> SnapRow | None: ...
+    def _chunks(self, snap_id: int, doc_no: int, lo: int, hi: int) -> list[tuple[int, str, str]]: ...
+    def _candidates(self, snap_id: int, term: str) -> Any: ...

@@ -37,6 +37,7 @@ from .common import (  # noqa: F401 - re-exported: callers that import these fro
     expiry_us, alive, sha256_text, SnapshotKey, SnapRow, DocRow, ChunkRow, WsKey, access_json, access_from_json,
     chunk_rows, document_row,
 )
+from .ledger import StoreLedger
 from .snapshot import StoreSnapshot
 from .workspace import TaskWorkspace
 
@@ -154,10 +155,6 @@ class EvidenceStore(ABC):
 
     # ledgers and workspaces (their logic lives in store/ledger.py and store/workspace.py) ----------------
     def ledger(self, tenant: str, session: str, task: str, budget=None):
-        # Imported here while store/ledger.py imports its helpers from .base rather than .common: the one
-        # import of the store that still goes both ways (a top-level import would find StoreLedger undefined).
-        from .ledger import StoreLedger
-
         return StoreLedger(self, tenant, session, task, budget)
 
     def workspace(self, principal: Principal, session: str, *, ttl: timedelta = DEFAULT_TTL) -> TaskWorkspace:

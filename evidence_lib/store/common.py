@@ -7,16 +7,15 @@ It imports nothing else of the store, so the store's modules never import each o
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
-from ..access import Access
+from ..access import Access, parse_access
 from ..corpus import Document
 from ..errors import EvidenceError
-from ..index import MAX_STORED_BYTES, PREVIEW_CHARS
+from ..index import MAX_STORED_BYTES, PREVIEW_CHARS, sha256_hex
 from ..toolkit import clean_text
 
 CHUNK_CHARS = 4096
@@ -97,7 +96,8 @@ def alive(created_us: int, expires_us: int, now_us: int) -> bool:
 
 
 def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The series' one content hash (:func:`evidence_lib.index.sha256_hex`) of ``text``'s UTF-8 bytes."""
+    return sha256_hex(text)
 
 
 @dataclass(frozen=True)
@@ -139,10 +139,8 @@ def access_json(access: Access | None) -> str | None:
 
 
 def access_from_json(raw: str | None) -> Access | None:
-    if raw is None:
-        return None
-    d = json.loads(raw)
-    return Access(d["tenant"], frozenset(d["read"]), None if d["discover"] is None else frozenset(d["discover"]))
+    """Stored grants read back with the one strict parser (:func:`evidence_lib.access.parse_access`)."""
+    return parse_access(raw)
 
 
 def chunk_rows(doc_no: int, text: str) -> list[ChunkRow]:
@@ -167,7 +165,7 @@ def document_row(doc_no: int, doc: Any, tenant: str) -> tuple[DocRow, list[Chunk
         raise ValueError(f"document {doc_id!r} is larger than {MAX_STORED_BYTES:,} bytes")
     if doc.access is not None and doc.access.tenant != tenant:
         raise ValueError(f"document {doc_id!r} grants access in another tenant than the snapshot's")
-    row = (doc_no, doc_id, title, revision, len(text), len(raw), hashlib.sha256(raw).hexdigest(),
+    row = (doc_no, doc_id, title, revision, len(text), len(raw), sha256_hex(raw),
            text[:PREVIEW_CHARS], access_json(doc.access))
     return row, chunk_rows(doc_no, text)
 

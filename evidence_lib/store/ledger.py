@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..ledger import Budget, Ledger, LedgerEntry, ReadRecord, Tally
-from .base import MAX_KEY_CHARS, check_int64, check_text
+from .common import MAX_KEY_CHARS, check_int64, check_text
 
 LIMITS = tuple(f.name for f in fields(Budget))
 COUNTERS = ("step", "calls", "chars", "bytes", "tokens", "all_calls", "all_chars", "all_bytes", "all_tokens",

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Smoke run of the Deep Agents comparison flow on Python's documentation topics.
+"""Smoke run of the Deep Agents comparison flows (efficient and default, both choosers) on Python's topics.
 
 Needs deepagents installed next to evidence_lib (it is not a dependency of the library):
-    python -m venv .venv-bench && .venv-bench/bin/pip install deepagents -e .
+    make bench-eval   (or: python -m venv .venv-bench && .venv-bench/bin/pip install -e '.[deepagents]')
     .venv-bench/bin/python bench/deepagents_smoke.py
 
 Documents: ``pydoc_data.topics.topics`` of the running Python (doc_id = topic name). Three
 handmade questions: one answered by the first page, one that needs a second page, one whose
 locate term occurs in many topics (so grep's output is the expensive part). Prints one line
-per question, then the per-call detail as JSON. Exits 1 if any question is unanswered.
+per flow, chooser and question, then the per-call detail as JSON. Exits 1 if any question is unanswered.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import tempfile
 
 from pathlib import Path
 
-from evidence_lib.eval.deepagents_flow import available, deepagents_version, run_deepagents
+from evidence_lib.eval.deepagents_flow import DEEPAGENTS_FLOWS, available, deepagents_version, run_deepagents
+from evidence_lib.eval.flows import CHOOSERS
 
 QUESTIONS = [
     {
@@ -68,16 +69,19 @@ def main() -> int:
 
     docs = dict(sorted(topics.items()))
     items = with_offsets(docs, QUESTIONS)
-    with tempfile.TemporaryDirectory() as tmp:
-        results = run_deepagents(docs, items, Path(tmp) / "docs")
-
     print(f"deepagents {deepagents_version()}, Python {sys.version.split()[0]}, {len(docs)} topics")
-    for r in results:
-        tools = " ".join(c["tool"] for c in r["calls"])
-        print(f"{r['id']:15} answered={r['answered']!s:5} calls={len(r['calls'])} ({tools}) "
-              f"bytes={r['bytes']} tokens={r['tokens']}")
-    print(json.dumps(results, indent=1, ensure_ascii=False))
-    return 0 if all(r["answered"] for r in results) else 1
+    everything = {}
+    for flow in DEEPAGENTS_FLOWS:
+        for chooser in CHOOSERS:
+            with tempfile.TemporaryDirectory() as tmp:
+                results = run_deepagents(docs, items, Path(tmp) / "docs", flow=flow, chooser=chooser)
+            everything[f"{flow}/{chooser}"] = results
+            for r in results:
+                tools = " ".join(c["tool"] for c in r["calls"])
+                print(f"{flow:<18} {chooser:<7} {r['id']:15} answered={r['answered']!s:5} calls={len(r['calls'])} "
+                      f"({tools}) bytes={r['bytes']} tokens={r['tokens']}")
+    print(json.dumps(everything, indent=1, ensure_ascii=False))
+    return 0 if all(r["answered"] for rs in everything.values() for r in rs) else 1
 
 
 if __name__ == "__main__":

@@ -28,7 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument("--out", required=True, help="where to write the results (JSON)")
     ev.add_argument("--revision", default=None, help="revision label for a folder corpus (default: sha256[:12] per file)")
     ev.add_argument("--flows", default=None,
-                    help="comma-separated subset of dump_top5,article,compact,no_help,deepagents (default: all)")
+                    help="comma-separated subset of dump_top5,article,compact,no_help,deepagents,deepagents_default "
+                         "(default: all)")
+    ev.add_argument("--chooser", choices=("oracle", "overlap"), default="oracle",
+                    help="how a flow picks the document to read: oracle (handed the answer's doc_id among the shown "
+                         "candidates, the default) or overlap (by the question words of what it was shown)")
     fig = sub.add_parser("figures", help="write the article's figures (PNG and SVG)")
     fig.add_argument("--out", default="figures", help="output directory (default: figures)")
     aud = sub.add_parser("audit", help="audit an exported conversation (LangChain or OpenAI messages, JSON)")

@@ -15,7 +15,7 @@ from evidence_lib.retrieval import pydoc_corpus
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "evidence_lib" / "eval" / "data"
 FLOW_KEYS = {"answered", "questions", "median_bytes", "p90_bytes", "median_tokens", "p90_tokens", "median_calls",
-             "help", "proves"}
+             "help", "proves", "chooser", "bytes_by_tool"}
 
 
 def _cli(*args, cwd=None):
@@ -94,3 +94,20 @@ def test_the_committed_benchmark_meets_the_targets_against_deep_agents():
     result = json.loads((ROOT / "bench" / "results" / "eval_pydoc.json").read_text(encoding="utf-8"))
     assert result["questions"] >= 40 and "deepagents" in result["flows"], "run `make bench-eval` to regenerate"
     assert all(v is True for k, v in result["targets"].items() if k.endswith(("many", "0.7x", "deepagents", "0.5x")))
+
+
+@pytest.mark.parametrize("name", ["eval_pydoc.json", "eval_zh.json"])
+def test_the_committed_benchmarks_hold_both_choosers_and_both_deep_agents_flows(name):
+    """Issue 17 items 1 and 2: the oracle run keeps the first version's keys; the overlap run of the same flows is
+    added under by_chooser; both Deep Agents flows ran; every flow says where its bytes went, per tool."""
+    result = json.loads((ROOT / "bench" / "results" / name).read_text(encoding="utf-8"))
+    assert result["chooser"] == "oracle" and set(result["by_chooser"]) == {"overlap"}
+    overlap = result["by_chooser"]["overlap"]
+    assert overlap["chooser"] == "overlap" and set(overlap["flows"]) == set(result["flows"])
+    for run in (result, overlap):
+        assert {"deepagents", "deepagents_default"} <= set(run["flows"]) and not run["skipped"]
+        for flow, summary in run["flows"].items():
+            assert FLOW_KEYS <= set(summary) and summary["chooser"] == run["chooser"], flow
+            assert len(run["per_question"][flow]) == result["questions"]
+    assert "handed the answer's doc_id" in result["flows"]["compact"]["help"]
+    assert "handed the answer's doc_id" not in overlap["flows"]["compact"]["help"]

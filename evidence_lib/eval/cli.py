@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..lines import text_line, token
+from .flows import DEFAULT_CHOOSER
 from .run import FLOWS, QAError, evaluate, load_corpus, load_qa, targets
 
 
@@ -57,19 +58,20 @@ def main(args) -> int:
         if done == total or done % 10 == 0:
             print(f"  {flow}: {done}/{total}", file=sys.stderr, flush=True)
 
-    result = evaluate(name, docs, items, flows, progress=progress)
+    chooser = getattr(args, "chooser", None) or DEFAULT_CHOOSER
+    result = evaluate(name, docs, items, flows, progress=progress, chooser=chooser)
     result["targets"] = targets(result)
     try:
         Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     except OSError as e:
         return refuse(f"--out {token(Path(args.out).name)}: cannot write ({e.strerror or type(e).__name__})")
-    print(f"{token(name)}: {len(docs)} documents, {len(items)} questions -> {token(args.out)}")
-    print(f"{'flow':<11} {'answered':>9} {'median B':>9} {'p90 B':>9} {'median tok':>10} {'p90 tok':>8} {'calls':>6}")
+    print(f"{token(name)}: {len(docs)} documents, {len(items)} questions, chooser {chooser} -> {token(args.out)}")
+    print(f"{'flow':<18} {'answered':>9} {'median B':>9} {'p90 B':>9} {'median tok':>10} {'p90 tok':>8} {'calls':>6}")
     for flow, s in result["flows"].items():
-        print(f"{flow:<11} {s['answered']:>4}/{s['questions']:<4} {s['median_bytes']:>9,.0f} {s['p90_bytes']:>9,.0f} "
+        print(f"{flow:<18} {s['answered']:>4}/{s['questions']:<4} {s['median_bytes']:>9,.0f} {s['p90_bytes']:>9,.0f} "
               f"{s['median_tokens']:>10,.0f} {s['p90_tokens']:>8,.0f} {s['median_calls']:>6}")
     for flow, why in result["skipped"].items():
-        print(f"{flow:<11} skipped: {why}")
+        print(f"{flow:<18} skipped: {why}")
     if result["targets"]:
         print("targets:", json.dumps(result["targets"]))
     return 0

@@ -4,13 +4,26 @@ Every flow answers one QA item (``question, doc_id, answer_span, start, end, loc
 calls and is measured by what the tools *returned*: UTF-8 bytes and cl100k tokens of every reply,
 up to and including the call that made the answer citable (or all calls if none did).
 
-The help, the same for every flow except ``no_help``: the scripted reader is handed ``locate_term``
-and, among the documents located, may pick the answer's ``doc_id``. It uses ``start``/``end`` only to
-decide whether the answer is visible yet, never to decide where to read. At most ``MAX_CALLS`` calls.
+The help, the same for every flow except ``dump_top5`` and ``no_help``: the scripted reader is handed
+``locate_term``, and a *chooser* picks the document to read among those the locate (or grep) showed. It
+uses ``start``/``end`` only to decide whether the answer is visible yet, never to decide where to read.
+At most ``MAX_CALLS`` calls.
+
+Two choosers (:data:`CHOOSERS`, ``--chooser``):
+
+* ``oracle`` is handed the answer's ``doc_id`` among the shown candidates: it reads that document or, when
+  the locate did not show it, nothing. An upper bound on choosing, not something a model gets for free.
+* ``overlap`` is handed nothing: it ranks the shown candidates by how many distinct question words
+  (:func:`~evidence_lib.retrieval.bm25.tokenize`, the BM25 tokenizer) the flow has been *shown* for each
+  (its doc_id, its locate excerpts or grep lines, its manifest title and preview), ties broken by the
+  order they were first shown (:func:`choose`). A wrong pick does not end the question: every candidate
+  in turn gets a first look of ``FIRST_LOOK_CALLS`` calls, then every candidate in turn reads on
+  (:func:`read_in_turn`), within ``MAX_CALLS``. The scripted reader cannot tell a wrong document from a
+  right one whose answer lies further on (a model could), so this costs what a cautious reader pays.
 
 A question counts as answered only when a citation built from the tool output verifies against the
 corpus (``verify_citation``: the same bytes, read, text matching) and contains the span. The Deep
-Agents flow (:mod:`.deepagents_flow`) cannot produce such a citation: there, "answered" means the
+Agents flows (:mod:`.deepagents_flow`) cannot produce such a citation: there, "answered" means the
 span was visible.
 """
 
@@ -18,7 +31,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,8 +41,8 @@ from ..corpus import Document, baseline_dump
 from ..index import EvidenceIndex
 from ..ledger import ReadRecord
 from ..measure import cl100k_tokens, utf8_bytes
-from ..profiles import Excerpt, excerpts
-from ..retrieval.bm25 import BM25Retriever
+from ..profiles import Excerpt, excerpts, manifest_rows
+from ..retrieval.bm25 import BM25Retriever, tokenize
 from ..retrieval.snapshot import RetrieverSource
 from ..toolkit import run_tool_call, tool_call
 from ..tools import MAX_PAGE_CHARS, evidence_tools
@@ -38,23 +52,109 @@ DUMP_K = 5
 #: How far before a located match the reader starts a page (it does not know where the answer begins).
 LEAD = 200
 
-HELP = {
+#: How a flow picks the document to read among the candidates it was shown (see the module docstring).
+CHOOSERS = ("oracle", "overlap")
+DEFAULT_CHOOSER = "oracle"
+
+#: What the chooser means, in the words every flow's ``help`` ends with.
+CHOOSER_HELP = {
+    "oracle": "chooser oracle: handed the answer's doc_id among the shown candidates (an upper bound on choosing, "
+              "not something a model is given)",
+    "overlap": "chooser overlap: not handed the answer; ranks the shown candidates by the distinct question words "
+               "(BM25 tokens) in what it was shown of each, ties by first shown; each candidate in turn gets a first "
+               "look of 2 calls, then each in turn reads on, all within the same 10 calls, so a wrong pick costs "
+               "calls but does not end the question",
+}
+
+_HELP = {
+    "oracle": "chooser oracle: handed the answer's doc_id among the shown candidates (an upper bound on choosing)",
+    "overlap": "chooser overlap: not handed the answer; ranks the shown candidates by the distinct question words "
+               "(BM25 tokens) of what it was shown for each, ties by first shown, and goes on to the next "
+               "candidate when a pick does not hold the answer, within the same 10 calls",
+}
+
+_HELP = {
     "dump_top5": "none beyond the question: the BM25 top-5 full texts for the question, in one reply",
-    "article": "locate_term; may pick the answer's doc_id among located documents; start/end only to check "
+    "article": "locate_term; picks a document among the located ones; start/end only to check "
                "visibility; at most 10 calls (article profile)",
-    "compact": "locate_term; may pick the answer's doc_id among located documents; start/end only to check "
+    "compact": "locate_term; picks a document among the located ones; start/end only to check "
                "visibility; at most 10 calls (compact profile)",
-    "no_help": "the question only: search, then page through the top-ranked document",
-    "deepagents": "locate_term (grep); may open the answer's file among the files grep found; start/end only to "
-                  "check visibility; at most 10 calls (Deep Agents FilesystemBackend tools, no revision or hash)",
+    "no_help": "the question only: search, then page through a document from the manifest",
+    "deepagents": "locate_term: grep(term, output_mode=content) over every file, the span may already be visible "
+                  "in the matching lines; else read_file 10 lines around the picked file's first hit, then pages of "
+                  "100 lines onward (wrapping to line 0 once); start/end only to check visibility; at most 10 calls "
+                  "(Deep Agents FilesystemBackend tools, efficient use, no revision or hash)",
+    "deepagents_default": "locate_term: grep(term, output_mode=content), then read_file from the picked file's first "
+                          "hit with the default limit (100 lines) and onward; grep output never counts as seen; "
+                          "start/end only to check visibility; at most 10 calls (Deep Agents FilesystemBackend tools "
+                          "as a default agent uses them, no revision or hash)",
 }
+#: What each flow's chooser does (the oracle does not apply to flows that get no answer doc_id to be handed).
+_CHOOSER_NOTE = {
+    "dump_top5": {c: "no chooser: nothing is picked, the five texts are dumped" for c in CHOOSERS},
+    "no_help": {"oracle": "no oracle (it gets the question only): reads the retriever's first document",
+                "overlap": "chooser overlap: ranks the manifest rows by the distinct question words of their doc_id, "
+                           "title and preview, ties by rank; each document in turn gets its first 2 pages, then each "
+                           "in turn pages on, all within the same 10 calls"},
+}
+
+#: What "answered" proves, and what it cannot, per flow (the same words for both choosers).
+_ORACLE_CAVEAT = "; under the oracle chooser it cannot show that a reader would have picked that document"
 PROVES = {
-    "dump_top5": "the span's document was among the five dumped texts (the whole document counts as read)",
-    "article": "a citation (doc_id, revision, sha256, [start, end)) built from the replies verified and covers the span",
-    "compact": "a citation (doc_id, revision, sha256, [start, end)) built from the replies verified and covers the span",
-    "no_help": "a verified citation, when the top-ranked document happens to hold the span within 9 pages",
-    "deepagents": "the span was visible in read_file output; no revision or hash, so nothing can be verified",
+    "dump_top5": "the span's document was among the five dumped texts (the whole document counts as read); it cannot "
+                 "show the span was found in them, and nothing in the dump can be cited by range",
+    "article": "a citation (doc_id, revision, sha256, [start, end)) built from the replies verified and covers the "
+               "span: those bytes were served unchanged and read; it cannot show they were understood" + _ORACLE_CAVEAT,
+    "compact": "a citation (doc_id, revision, sha256, [start, end)) built from the replies verified and covers the "
+               "span: those bytes were served unchanged and read; it cannot show they were understood" + _ORACLE_CAVEAT,
+    "no_help": "a verified citation, when the document it pages through holds the span within 9 pages: what search "
+               "alone reaches; it cannot show the span would be found in a longer document",
+    "deepagents": "the span appeared verbatim in the grep lines shown (consecutive lines joined by a newline) or in "
+                  "the read_file windows of its file; no revision or hash, so nothing can be verified, and a span "
+                  "seen in grep output is only seen, not read in context" + _ORACLE_CAVEAT,
+    "deepagents_default": "the span appeared verbatim in the read_file windows of its file; no revision or hash, so "
+                          "nothing can be verified" + _ORACLE_CAVEAT,
 }
+
+
+def help_text(flow: str, chooser: str = DEFAULT_CHOOSER) -> str:
+    """The ``help`` string of ``flow`` run with ``chooser``: the help it gets and how it picks a document."""
+    if chooser not in CHOOSERS:
+        raise ValueError(f"unknown chooser {chooser!r}; choose from {', '.join(CHOOSERS)}")
+    note = _CHOOSER_NOTE.get(flow, CHOOSER_HELP)[chooser]
+    return f"{_HELP[flow]}; {note}"
+
+
+#: The oracle's help strings, by flow (kept for callers of the first version).
+HELP = {f: help_text(f) for f in _HELP}
+
+
+def question_words(question: str) -> set[str]:
+    """The distinct BM25 tokens of a question (:func:`~evidence_lib.retrieval.bm25.tokenize`)."""
+    return set(tokenize(question))
+
+
+def choose(chooser: str, item: Mapping[str, Any], candidates: Iterable[str],
+           shown: Iterable[tuple[str, str]] = ()) -> list[str]:
+    """The candidates a flow reads, in order, picked by ``chooser`` from what the flow was shown.
+
+    ``candidates`` are doc_ids in the order the tools first showed them; ``shown`` is ``(doc_id, text)``
+    pairs of everything the flow was shown about them (excerpts, grep lines, manifest titles and previews;
+    pairs for other documents are ignored). ``oracle`` returns ``[item["doc_id"]]`` when it is a candidate,
+    else ``[]``. ``overlap`` returns every candidate, ranked by how many distinct question words appear in
+    its doc_id and its shown text, most first, ties in first-shown order. Deterministic.
+    """
+    order = list(dict.fromkeys(candidates))
+    if chooser == "oracle":
+        return [item["doc_id"]] if item["doc_id"] in order else []
+    if chooser != "overlap":
+        raise ValueError(f"unknown chooser {chooser!r}; choose from {', '.join(CHOOSERS)}")
+    words = question_words(item["question"])
+    seen = {c: set(tokenize(c)) for c in order}
+    for doc_id, text in shown:
+        if doc_id in seen:
+            seen[doc_id].update(tokenize(text))
+    return sorted(order, key=lambda c: -len(words & seen[c]))  # sorted() is stable: ties stay first-shown
 
 
 @dataclass
@@ -65,6 +165,7 @@ class Run:
     calls: list[dict[str, Any]] = field(default_factory=list)
     answered: bool = False
     answered_at: int | None = None  # 1-based index of the call that made the answer citable
+    picked: list[str] = field(default_factory=list)  # the chooser's candidates, in the order it would read them
 
     def record(self, name: str, args: Mapping[str, Any], content: str) -> None:
         self.calls.append({"tool": name, "args": dict(args), "utf8_bytes": utf8_bytes(content),
@@ -77,13 +178,14 @@ class Run:
         upto = self.calls[: self.answered_at] if self.answered_at else self.calls
         return {"id": self.id, "answered": self.answered, "calls": self.calls,
                 "bytes": sum(c["utf8_bytes"] for c in upto), "tokens": sum(c["cl100k_tokens"] for c in upto),
-                "calls_until_answer": len(upto)}
+                "calls_until_answer": len(upto), "picked": list(self.picked)}
 
 
 def citable(corpus: EvidenceIndex, item: Mapping[str, Any], seen: Sequence[Excerpt]) -> Citation | None:
     """A verified citation covering the answer span, built only from excerpts the tools returned, else None."""
-    mine = sorted((x for x in seen if x.doc_id == item["doc_id"] and len(x.sha256) == 64),
-                  key=lambda x: (x.start, x.end))
+    # Every excerpt of the answer's document, whatever form its hash takes (the full hex, or a handle): whether
+    # it names the served bytes is verify_citation's to judge, in one place.
+    mine = sorted((x for x in seen if x.doc_id == item["doc_id"]), key=lambda x: (x.start, x.end))
     merged: list[list[Any]] = []  # [start, end, revision, sha256] of runs of touching excerpts
     for x in mine:
         if merged and x.start <= merged[-1][1] and (x.revision, x.sha256) == tuple(merged[-1][2:]):
@@ -108,9 +210,68 @@ def _caller(tools, run: Run, seen: list) -> Callable[[str, dict[str, Any]], Any]
     return call
 
 
+def _json_rows(msg) -> list[Mapping[str, Any]]:
+    """The rows of an article-profile JSON reply (a manifest or a locate): a list, or ``{"candidates": [...]}``."""
+    if msg.status != "success":
+        return []
+    try:
+        body = json.loads(msg.content)
+    except (TypeError, ValueError):
+        return []
+    rows = body.get("candidates", []) if isinstance(body, Mapping) else body
+    return [r for r in rows if isinstance(r, Mapping) and isinstance(r.get("doc_id"), str)] \
+        if isinstance(rows, list) else []
+
+
+def _manifest_shown(msg, profile: str) -> list[tuple[str, str]]:
+    """``(doc_id, text)`` a manifest showed per document: its title (and preview, in the article profile)."""
+    if profile == "compact":
+        parsed = manifest_rows(msg.content) if msg.status == "success" else None
+        return [(row[0], row[-1]) for row in parsed[0]] if parsed else []  # (doc_id, ..., title)
+    return [(r["doc_id"], f"{r.get('title', '')}\n{r.get('preview', '')}") for r in _json_rows(msg)]
+
+
+#: Calls each candidate gets, best first, before any candidate gets more (see :func:`read_in_turn`).
+FIRST_LOOK_CALLS = 2
+
+
+def read_in_turn(readings: Sequence[Iterator[None]], calls_left: Callable[[], bool],
+                 answered: Callable[[], bool], first_look: int = FIRST_LOOK_CALLS) -> bool:
+    """Drive one reading per picked candidate, best first, until the answer is visible or no call is left.
+
+    Each reading is a generator that makes exactly one tool call per step (and yields after it). First pass:
+    every reading in turn gets up to ``first_look`` steps; second pass: every reading in turn goes on to its end.
+    ``answered()`` is checked after every call and ``calls_left()`` before. With one candidate (the oracle) this
+    is simply that document's reading from start to end. Returns whether the answer became visible.
+    """
+    done = object()
+    unfinished = []
+    for reading in readings:
+        for _ in range(first_look):
+            if not calls_left():
+                return False
+            if next(reading, done) is done:
+                break
+            if answered():
+                return True
+        else:
+            unfinished.append(reading)
+    for reading in unfinished:
+        while calls_left():
+            if next(reading, done) is done:
+                break
+            if answered():
+                return True
+    return False
+
+
 def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[str, Any], profile: str,
-                  max_calls: int = MAX_CALLS) -> Run:
-    """search(question) -> locate(term) -> locate(term, doc_id) -> pages around each match, then onward."""
+                  max_calls: int = MAX_CALLS, chooser: str = DEFAULT_CHOOSER) -> Run:
+    """search(question) -> locate(term) -> per picked document: locate(term, doc_id), a page around each match
+    not on a page read already, then pages onward (:func:`read_in_turn` shares the calls among the picks).
+
+    With the oracle there is one picked document (the answer's, when located) and this is the first version's flow.
+    """
     run, seen = Run(item["id"]), []
     tools = evidence_tools(source, profile=profile)  # type: ignore[arg-type]
     call = _caller(tools, run, seen)
@@ -121,40 +282,51 @@ def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[
             return True
         return False
 
-    call("search_evidence", {"query": item["question"][:256]})
+    manifest = call("search_evidence", {"query": item["question"][:256]})
     first = call("locate_evidence", {"term": item["locate_term"]})
-    located = {x.doc_id for x in excerpts([first])} if profile == "compact" else \
-        {h["doc_id"] for h in (json.loads(first.content) if first.status == "success" else [])}
-    if answered() or item["doc_id"] not in located:
+    if answered():
         return run
-    offsets, cursor = [], 0
-    while cursor is not None and len(run.calls) < max_calls:
-        msg = call("locate_evidence", {"term": item["locate_term"], "doc_id": item["doc_id"], "cursor": cursor})
-        if answered() or msg.status == "error":
-            return run
+    if profile == "compact":
+        shown_excerpts = excerpts([manifest, first])
+        located = [x.doc_id for x in shown_excerpts]
+        shown = _manifest_shown(manifest, profile) + [(x.doc_id, x.text) for x in shown_excerpts]
+    else:  # the article locate shows offsets only: the manifest's title and preview are all the text shown
+        located = [h["doc_id"] for h in _json_rows(first)]
+        shown = _manifest_shown(manifest, profile)
+    run.picked = choose(chooser, item, located, shown)
+    readings = [_reading(call, item["locate_term"], doc_id, profile) for doc_id in run.picked]
+    read_in_turn(readings, lambda: len(run.calls) < max_calls, answered)
+    return run
+
+
+def _reading(call, term: str, doc_id: str, profile: str) -> Iterator[None]:
+    """One document's reading, one call a step: locate(term, doc_id) page by page, then a page around each match
+    not on a page read already, then pages onward from the last page read."""
+    offsets: list[int] = []
+    cursor: int | None = 0
+    while cursor is not None:
+        msg = call("locate_evidence", {"term": term, "doc_id": doc_id, "cursor": cursor})
+        yield
+        if msg.status == "error":
+            return
         if profile == "compact":
-            batch = [x.start for x in excerpts([msg])]
-            cursor = _next_cursor_compact(msg.content)
+            batch = [x.start for x in excerpts([msg]) if x.doc_id == doc_id]
+            cursor = _next_number(msg.content)
         else:
             body = json.loads(msg.content)
             batch, cursor = body["matches"], body["next_cursor"]
         offsets.extend(batch)
     nxt, pages = None, []  # pages: [start, end) of the pages read so far
     for offset in offsets:
-        if len(run.calls) >= max_calls:
-            return run
         if any(s <= offset < e for s, e in pages):
             continue  # this match is on a page read already
         start = max(0, offset - LEAD)
-        nxt = _read(call, item["doc_id"], start, profile)
+        nxt = _read(call, doc_id, start, profile)
         pages.append((start, start + MAX_PAGE_CHARS))
-        if answered():
-            return run
-    while nxt is not None and len(run.calls) < max_calls:
-        nxt = _read(call, item["doc_id"], nxt, profile)
-        if answered():
-            return run
-    return run
+        yield
+    while nxt is not None:
+        nxt = _read(call, doc_id, nxt, profile)
+        yield
 
 
 def _read(call, doc_id: str, offset: int, profile: str) -> int | None:
@@ -162,33 +334,55 @@ def _read(call, doc_id: str, offset: int, profile: str) -> int | None:
     if msg.status == "error":
         return None
     if profile == "compact":
-        head = msg.content.split("\n", 1)[0]
-        return int(head.rsplit(" ", 1)[1]) if " next " in head else None
+        return _next_number(msg.content)
     return json.loads(msg.content)["next_offset"]
 
 
-def _next_cursor_compact(content: str) -> int | None:
-    head = content.split("\n", 1)[0]
-    return int(head.rsplit(" ", 1)[1]) if ", next cursor " in head else None
+# The one place the flows read the compact layout beyond profiles.excerpts/manifest_rows: a compact page or
+# locate says where to go on as "next N" or "next cursor N" at the end of its first line.
+_NEXT = re.compile(r"(?:^|\s)next(?: cursor)? (\d+)\)?$")
+
+
+def _next_number(content: str) -> int | None:
+    m = _NEXT.search(content.split("\n", 1)[0])
+    return int(m[1]) if m else None
 
 
 def no_help_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[str, Any],
-                 max_calls: int = MAX_CALLS) -> Run:
-    """The question only: search, then page through the top-ranked document from its first character."""
+                 max_calls: int = MAX_CALLS, chooser: str = DEFAULT_CHOOSER) -> Run:
+    """The question only: search, then page through a document from its first character.
+
+    ``oracle`` does not apply (the flow is never handed the answer): it reads the retriever's first document.
+    ``overlap`` ranks the manifest rows by question words (:func:`choose`) and pages through them in turn
+    (:func:`read_in_turn`).
+    """
     run, seen = Run(item["id"]), []
     tools = evidence_tools(source)
     call = _caller(tools, run, seen)
     manifest = call("search_evidence", {"query": item["question"][:256]})
-    body = json.loads(manifest.content) if manifest.status == "success" else []
-    rows = body["candidates"] if isinstance(body, dict) else body
+    rows = [r["doc_id"] for r in _json_rows(manifest)]
     if not rows:
         return run
-    nxt: int | None = 0
-    while nxt is not None and len(run.calls) < max_calls:
-        nxt = _read(call, rows[0]["doc_id"], nxt, "article")
+    if chooser == "overlap":
+        run.picked = choose("overlap", item, rows, _manifest_shown(manifest, "article"))
+    elif chooser == "oracle":
+        run.picked = rows[:1]
+    else:
+        raise ValueError(f"unknown chooser {chooser!r}; choose from {', '.join(CHOOSERS)}")
+
+    def answered() -> bool:
         if citable(corpus, item, excerpts(seen)) is not None:
             run.done()
-            break
+            return True
+        return False
+
+    def pages(doc_id: str) -> Iterator[None]:
+        nxt: int | None = 0
+        while nxt is not None:
+            nxt = _read(call, doc_id, nxt, "article")
+            yield
+
+    read_in_turn([pages(d) for d in run.picked], lambda: len(run.calls) < max_calls, answered)
     return run
 
 

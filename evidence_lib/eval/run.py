@@ -1,6 +1,8 @@
 """``python -m evidence_lib eval``: the flows side by side on a corpus and a QA file. Taught in notebook 08.
 
 ``--corpus pydoc`` is Python's documentation topics; ``--corpus DIR`` a folder of UTF-8 ``.txt`` files.
+``--chooser oracle|overlap`` (default ``oracle``) is how every flow picks the document it reads among those it
+was shown (see :mod:`.flows`); the result says which (``"chooser"``).
 The QA file is a list of items (``id, question, doc_id, answer_span, start, end, locate_term``; other
 keys ignored) or ``{"corpus_sha256": ..., "items": [...]}``; every span is checked against the corpus
 first, and a mismatch is an error naming the item.
@@ -26,10 +28,10 @@ from ..retrieval.bm25 import BM25Retriever, recall_at_k
 from ..retrieval.corpora import folder_corpus, pydoc_corpus
 from ..retrieval.snapshot import RetrieverSource
 from . import deepagents_flow
-from .flows import HELP, PROVES, MAX_CALLS, dump_flow, no_help_flow, protocol_flow
+from .flows import CHOOSERS, DEFAULT_CHOOSER, MAX_CALLS, PROVES, dump_flow, help_text, no_help_flow, protocol_flow
 from .qa_check import check_items, corpus_sha256
 
-FLOWS = ("dump_top5", "article", "compact", "no_help", "deepagents")
+FLOWS = ("dump_top5", "article", "compact", "no_help", "deepagents", "deepagents_default")
 RETRIEVER_K = 20
 
 
@@ -114,20 +116,56 @@ def _quantile(values: list[int], q: float) -> float:
     return round(statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1], 1)
 
 
-def summarize(runs: Sequence[Mapping[str, Any]], flow: str) -> dict[str, Any]:
-    """``answered, questions, median/p90 bytes and tokens, median_calls, help`` (p90 by linear interpolation)."""
+def tool_label(call: Mapping[str, Any]) -> str:
+    """The name a call is counted under in ``bytes_by_tool``: its tool's name, and a locate restricted to one
+    document (``doc_id`` in its args) apart from the whole-snapshot one, as ``locate_evidence(doc_id)``."""
+    if call["tool"] == "locate_evidence" and call.get("args", {}).get("doc_id") is not None:
+        return "locate_evidence(doc_id)"
+    return call["tool"]
+
+
+def bytes_by_tool(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Where the counted bytes go, per :func:`tool_label`: ``{label: {"median_bytes", "median_tokens",
+    "questions"}}``; per question the bytes (tokens) of that tool's calls up to the answer are summed, the
+    medians are over the questions where the tool was called at all (``questions`` of them), in first-call order."""
+    per: dict[str, list[tuple[int, int]]] = {}
+    for r in runs:
+        mine: dict[str, list[int]] = {}
+        for c in r.get("calls", [])[: r.get("calls_until_answer", 0)]:
+            total = mine.setdefault(tool_label(c), [0, 0])
+            total[0] += c["utf8_bytes"]
+            total[1] += c["cl100k_tokens"]
+        for label, (b, t) in mine.items():
+            per.setdefault(label, []).append((b, t))
+    return {label: {"median_bytes": statistics.median([b for b, _ in v]),
+                    "median_tokens": statistics.median([t for _, t in v]), "questions": len(v)}
+            for label, v in per.items()}
+
+
+def summarize(runs: Sequence[Mapping[str, Any]], flow: str, chooser: str = DEFAULT_CHOOSER) -> dict[str, Any]:
+    """``answered, questions, median/p90 bytes and tokens, median_calls, help, proves, chooser, bytes_by_tool``
+    (p90 by linear interpolation)."""
     b = [r["bytes"] for r in runs]
     t = [r["tokens"] for r in runs]
     c = [r["calls_until_answer"] for r in runs]
     return {"answered": sum(r["answered"] for r in runs), "questions": len(runs),
             "median_bytes": statistics.median(b), "p90_bytes": _quantile(b, 0.9),
             "median_tokens": statistics.median(t), "p90_tokens": _quantile(t, 0.9),
-            "median_calls": statistics.median(c), "help": HELP[flow], "proves": PROVES[flow]}
+            "median_calls": statistics.median(c), "help": help_text(flow, chooser), "proves": PROVES[flow],
+            "chooser": chooser, "bytes_by_tool": bytes_by_tool(runs)}
 
 
 def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, Any]],
-             flows: Sequence[str] = FLOWS, progress=None) -> dict[str, Any]:
-    """Run every flow on every item; the result ``OUT.json`` holds per flow a summary and per question the calls."""
+             flows: Sequence[str] = FLOWS, progress=None, chooser: str = DEFAULT_CHOOSER) -> dict[str, Any]:
+    """Run every flow on every item; the result ``OUT.json`` holds per flow a summary and per question the calls.
+
+    ``chooser`` (``oracle`` or ``overlap``, see :mod:`.flows`) picks the document each flow reads among the
+    candidates it was shown; the result records it (``"chooser"``, and per flow its ``help``). Per flow that
+    picks, ``picked_answer_first`` counts the questions whose first pick was the answer's document, and every
+    per-question run lists its ``picked`` doc_ids in the order the chooser would read them.
+    """
+    if chooser not in CHOOSERS:
+        raise ValueError(f"unknown chooser {chooser!r}; choose from {', '.join(CHOOSERS)}")
     lc = [LCDocument(page_content=d.text, metadata={"doc_id": d.doc_id, "title": d.title, "revision": d.revision})
           for d in docs]
     retriever = BM25Retriever(documents=lc, k=RETRIEVER_K)
@@ -136,56 +174,58 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
     per: dict[str, list[dict[str, Any]]] = {}
     skipped: dict[str, str] = {}
     for flow in flows:
-        if flow == "deepagents" and not deepagents_flow.available():
-            skipped[flow] = "deepagents is not installed (pip install -e '.[deepagents]')"
-            continue
-        if flow == "deepagents":
+        if flow in deepagents_flow.DEEPAGENTS_FLOWS:
+            if not deepagents_flow.available():
+                skipped[flow] = "deepagents is not installed (pip install -e '.[deepagents]')"
+                continue
             with tempfile.TemporaryDirectory(prefix="evidence-deepagents-") as tmp:
                 per[flow] = deepagents_flow.run_deepagents({d.doc_id: d.text for d in docs}, items, Path(tmp),
-                                                           max_calls=MAX_CALLS)
-            for r in per[flow]:
-                r.setdefault("calls_until_answer", _calls_until(r))
+                                                           max_calls=MAX_CALLS, flow=flow, chooser=chooser)
+            if progress:
+                progress(flow, len(items), len(items))
             continue
         runs = []
         for item in items:
             if flow == "dump_top5":
                 run = dump_flow(retriever, by_id, item)
             elif flow == "no_help":
-                run = no_help_flow(RetrieverSource(retriever), corpus, item)
+                run = no_help_flow(RetrieverSource(retriever), corpus, item, chooser=chooser)
             else:
-                run = protocol_flow(RetrieverSource(retriever), corpus, item, flow)
+                run = protocol_flow(RetrieverSource(retriever), corpus, item, flow, chooser=chooser)
             runs.append(run.as_dict())
+            if flow == "dump_top5":
+                del runs[-1]["picked"]  # nothing is picked: the five texts are dumped
             if progress:
                 progress(flow, len(runs), len(items))
         per[flow] = runs
     texts = {d.doc_id: d.text for d in docs}
+    summaries = {}
+    for f, runs in per.items():
+        summaries[f] = summarize(runs, f, chooser)
+        if f != "dump_top5":
+            summaries[f]["picked_answer_first"] = sum(
+                bool(r["picked"]) and r["picked"][0] == i["doc_id"] for r, i in zip(runs, items))
     out: dict[str, Any] = {
         "corpus": name, "corpus_sha256": corpus_sha256(texts), "documents": len(docs), "questions": len(items),
         "revision": sorted({d.revision for d in docs})[:3],
         "retriever": {"name": "BM25Retriever", "k": RETRIEVER_K,
                       "recall_at_k": {str(k): v for k, v in recall_at_k(retriever, items).items()}},
-        "flows": {f: summarize(r, f) for f, r in per.items()},
+        "chooser": chooser,
+        "flows": summaries,
         "skipped": skipped,
         "per_question": per,
     }
-    if "deepagents" in per:
+    if any(f in per for f in deepagents_flow.DEEPAGENTS_FLOWS):
         out["deepagents_version"] = deepagents_flow.deepagents_version()
     return out
 
 
-def _calls_until(r: Mapping[str, Any]) -> int:
-    if not r["answered"]:
-        return len(r["calls"])
-    total, n = 0, 0
-    for n, c in enumerate(r["calls"], 1):
-        total += c["utf8_bytes"]
-        if total >= r["bytes"]:
-            return n
-    return n
-
-
 def targets(result: Mapping[str, Any]) -> dict[str, Any]:
-    """The issue's targets for compact vs Deep Agents, computed from one run (only when both ran)."""
+    """The issue's targets for compact vs the efficient Deep Agents flow, from one run (only when both ran).
+
+    Keys of the first version kept (``median_tokens_at_most_deepagents``); issue 17's token target
+    (``median_tokens_at_most_0.8x``) added.
+    """
     f = result["flows"]
     if "compact" not in f or "deepagents" not in f:
         return {}
@@ -195,6 +235,8 @@ def targets(result: Mapping[str, Any]) -> dict[str, Any]:
         "median_bytes_ratio": round(c["median_bytes"] / d["median_bytes"], 3),
         "median_bytes_at_most_0.7x": c["median_bytes"] <= 0.7 * d["median_bytes"],
         "median_tokens_at_most_deepagents": c["median_tokens"] <= d["median_tokens"],
+        "median_tokens_ratio": round(c["median_tokens"] / d["median_tokens"], 3),
+        "median_tokens_at_most_0.8x": c["median_tokens"] <= 0.8 * d["median_tokens"],
         "p90_bytes_ratio": round(c["p90_bytes"] / d["p90_bytes"], 3),
         "p90_bytes_at_most_0.5x": c["p90_bytes"] <= 0.5 * d["p90_bytes"],
     }

@@ -8,7 +8,7 @@ reads actually made, so an answer cannot cite text nobody read.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .access import Principal
@@ -19,6 +19,7 @@ from .index import IndexProtocol
 from .ledger import Ledger, ReadRecord
 from .lines import shown_revision
 from .paging import covering_reads, is_int
+from .profiles import matches_handle
 
 __all__ = ["REASONS", "Answer", "AnswerCheck", "Citation", "CitationCheck", "Reason", "covered", "verify_answer",
            "verify_citation"]
@@ -74,7 +75,12 @@ def _ranges(reads: Ledger | Iterable[ReadRecord | Mapping[str, Any]]) -> list[Re
 
 
 def covered(reads: Iterable[ReadRecord], c: Citation) -> bool:
-    """Whether reads *of the cited bytes* (same doc_id, revision and sha256) cover the cited range."""
+    """Whether reads *of the cited bytes* (same doc_id, revision and sha256) cover the cited range.
+
+    A read whose sha256 is a content handle (an excerpt parsed from a compact reply) counts for the full hash it
+    names (the caller has resolved ``c.sha256`` against the index first)."""
+    reads = [replace(r, sha256=c.sha256) if r.doc_id == c.doc_id and r.sha256 != c.sha256
+             and matches_handle(c.sha256, r.sha256) else r for r in reads]
     return covering_reads(reads, c.doc_id, c.revision, c.sha256, c.start, c.end) is not None
 
 
@@ -82,15 +88,19 @@ def verify_citation(index: IndexProtocol, citation: Citation, reads: Ledger | It
                     principal: Principal | None = None) -> CitationCheck:
     """Check ``citation`` against the index, the stored bytes and the reads made; say why it fails.
 
-    The revision may be quoted as stored or as the replies show it (cut to 40 characters); the sha256 must be
-    the full one. Only the cited range's bytes are fetched, and they are verified before they are compared.
+    The revision may be quoted as stored or as the replies show it (cut to 40 characters); the sha256 is the full
+    one or a compact reply's content handle (``#`` and 6+ hex digits), resolved here against the full hash the
+    index recorded. Only the cited range's bytes are fetched, and they are verified before they are compared.
     """
     try:
         entry = index.entry(citation.doc_id, principal, "read")
     except EvidenceError:
         return CitationCheck(citation, "unknown_doc_id")
-    if citation.revision not in (entry.revision, shown_revision(entry.revision)) or citation.sha256 != entry.sha256:
+    if citation.revision not in (entry.revision, shown_revision(entry.revision)) \
+            or not isinstance(citation.sha256, str) or not matches_handle(entry.sha256, citation.sha256):
         return CitationCheck(citation, "document_changed")
+    if citation.sha256 != entry.sha256:  # a compact reply's content handle: the server knows the full hash
+        citation = replace(citation, sha256=entry.sha256)
     if not (is_int(citation.start) and is_int(citation.end) and 0 <= citation.start <= citation.end <= entry.chars):
         return CitationCheck(citation, "out_of_bounds")
     try:

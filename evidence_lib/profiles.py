@@ -1,22 +1,28 @@
 """What the tools' replies look like, in two profiles, and the one parser that reads them back. Notebook 08.
 
-``article`` is the first article's JSON, byte-exact (the teaching default). ``compact`` carries the
-same guarantees in fewer bytes and tokens: every piece of document text comes with ``doc_id``,
-``revision`` and its half-open ``[start, end)``; the full sha256 reaches the model the first time a
-document appears in a turn and later as its first 12 hex digits; locate returns short excerpts
-(sentence-bounded windows around each match) that can be cited directly. The formats::
+``article`` is the first article's JSON, byte-exact (the teaching default). ``compact`` carries the same
+guarantees in fewer bytes and tokens. Every piece of document text comes with its ``doc_id``, its half-open
+``[start, end)`` and a *content handle*: ``#`` and the first hex digits of the document's sha256 (six, more when
+six would not tell two documents of the snapshot apart). The server resolves a handle to the full sha256 it
+recorded, so a citation built from a compact reply verifies against the full hash (:func:`~evidence_lib.citations.
+verify_citation`) while the model never reads 64 hex digits. Each document's revision is shown once per
+snapshot, in the manifest (in its head line when the rows share it) or on the first block that shows the
+document, so a stale citation is visible in the history alone. Locate returns short excerpts (a sentence,
+bounded in characters around the match), the best first: one call is usually enough to choose a document and
+cite from it. The formats::
 
-    manifest   candidates 1-12 of 12:            (then, when rows were left out: "next cursor 20")
-               d00 批处理说明 0                    one row per document: doc_id, a space, title
-    locate     locate "单批上限": 1 match          or: locate "x" in d03: matches 1-5 of 12, next cursor 5
-               d03 2026-10-27 <sha256>            one block per document ...
-               [4321,4339) "单批上限为200条，超时设为30秒。"   ... one line per excerpt, text as a JSON string
-    read       d03 2026-10-27 <sha256> [3539,4339) of 4339 end      (or: next 4339)
-               <the page's text, verbatim, after the first newline>
+    manifest   candidates 1-12 of 12, revision 2026-10-27:      (", next cursor 20" when rows were left out)
+               d00 批处理说明 0                    one row per document: doc_id, title; "@<revision>" first when
+                                                 it differs from the head's
+    locate     locate: 1 match                   or: locate: 7 matches in 3 documents, next cursor 5
+               d03 #145412                       one block per document: doc_id, handle (" 4 matches" when more
+               [4321,4339) "单批上限为200条，超时设为30秒。"   than one), then one line per excerpt (text as JSON)
+    read       d03 #145412 [3539,4339) of 4339 end      (or: next 4339; "@<revision>" after the doc_id when the
+               <the page's text, verbatim, after the first newline>        revision was not shown before)
 
-:func:`excerpts` turns any reply of either profile back into :class:`Excerpt` objects, resolving
-short hashes against full ones seen earlier: citations are built from that, in one place.
-:func:`manifest_rows` reads a compact manifest back (it carries no text, so nothing to cite).
+:func:`excerpts` turns any sequence of replies of either profile back into :class:`Excerpt` objects (revisions
+come from the manifest rows and blocks seen earlier in the sequence): citations are built from that, in one
+place. :func:`manifest_rows` reads a compact manifest back (it carries no text, so nothing to cite).
 """
 
 from __future__ import annotations
@@ -24,18 +30,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from .lines import quoted, shown_revision, text_line, token
 
 Profile = Literal["article", "compact"]
 PROFILES: tuple[Profile, ...] = ("article", "compact")
-SHORT_SHA = 12
-#: How far an excerpt may reach back to the start of the sentence holding a match, and forward to its end.
-WINDOW_BEFORE, WINDOW_AFTER = 160, 240
+#: At most this many documents a compact locate names in its "also:" line (the rest are counted).
+MAX_ALSO = 20
+#: A content handle is "#" and at least this many hex digits of the sha256 (more when needed to be unique).
+HANDLE_HEX = 6
+#: How far a compact excerpt may reach back to the start of the sentence holding a match, and forward to its end.
+WINDOW_BEFORE, WINDOW_AFTER = 120, 180
 _SENTENCE_END = re.compile(r"[。！？；]|[.!?](?=\s)|\n[ \t]*\n")
-COMPACT_TITLE_CHARS = 80
+COMPACT_TITLE_CHARS = 64
 
 
 @dataclass(frozen=True)
@@ -46,7 +55,7 @@ class Excerpt:
     revision: str
     start: int
     end: int
-    sha256: str  # full hex once resolved; may be a 12-hex prefix before
+    sha256: str  # the full hex, or a compact reply's content handle ("#" and a hex prefix)
     text: str
 
     def citation(self):  # -> Citation (imported lazily: citations import the index)
@@ -83,66 +92,148 @@ def window(text: str, start: int, end: int, before: int = WINDOW_BEFORE, after: 
     return min(s, start), max(e, end)
 
 
-def sha_label(sha256: str, first_time: bool) -> str:
-    return sha256 if first_time else sha256[:SHORT_SHA] + "…"
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_RUNS = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+")
 
 
-def block_header(doc_id: str, revision: str, sha256: str, first_time: bool) -> str:
-    return f"{token(doc_id)} {token(shown_revision(revision))} {sha_label(sha256, first_time)}"
+def query_words(text: str) -> frozenset[str]:
+    """The words an excerpt is ranked by: Latin-script words of 3+ characters, and character pairs of CJK runs."""
+    out = set()
+    for run in _RUNS.findall(text.lower()):
+        if "\u3040" <= run[0] <= "\ufaff" and not run[0].isascii():
+            out.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
+        elif len(run) >= 3 and not run.isdigit():
+            out.add(run)
+    return frozenset(out)
 
 
-def compact_manifest(rows: Sequence[tuple[str, str]], first: int, total: int, next_cursor: int | None, *,
+def handle_length(sha256s: Iterable[str]) -> int:
+    """Hex digits a handle needs so that no two different sha256 values share one (at least :data:`HANDLE_HEX`)."""
+    distinct = sorted(set(sha256s))
+    n = HANDLE_HEX
+    while n < 64 and len({h[:n] for h in distinct}) < len(distinct):
+        n += 1
+    return n
+
+
+def handle(sha256: str, length: int = HANDLE_HEX) -> str:
+    """The content handle shown for ``sha256``: ``#`` and its first ``length`` hex digits."""
+    return "#" + sha256[:length]
+
+
+def matches_handle(sha256: str, value: str) -> bool:
+    """Whether ``value`` names ``sha256``: the full hex, or a handle of at least :data:`HANDLE_HEX` digits."""
+    if value == sha256:
+        return True
+    return value.startswith("#") and HANDLE_HEX <= len(value) - 1 <= 64 and sha256.startswith(value[1:])
+
+
+def _doc_token(doc_id: str, revision: str | None) -> str:
+    return token(doc_id) + (f" @{token(shown_revision(revision))}" if revision is not None else "")
+
+
+def _named(doc_id: str, revision: str | None, hndl: str) -> str:
+    """``doc_id [@revision] #handle``; a revision that starts with the handle's digits (the content's own
+    fingerprint) stands for the handle too, so the handle is left out."""
+    if revision is not None and revision.startswith(hndl[1:]) and shown_revision(revision) == revision:
+        return _doc_token(doc_id, revision)
+    return f"{_doc_token(doc_id, revision)} {hndl}"
+
+
+@dataclass(frozen=True)
+class ManifestRow:
+    doc_id: str
+    title: str
+    revision: str
+    sha256: str | None = None  # None for a row the caller may discover but not read
+
+
+def content_revision(revision: str, sha256: str | None) -> bool:
+    """Whether ``revision`` is the content's own fingerprint (hex digits the sha256 starts with, as a folder corpus
+    computes it): the content handle shown with every excerpt carries it, so a manifest row need not repeat it."""
+    return bool(sha256) and len(revision) >= HANDLE_HEX and sha256.startswith(revision)
+
+
+def compact_manifest(rows: Sequence[ManifestRow], first: int, total: int, next_cursor: int | None, *,
                      unfilled: tuple[int, int] | None = None) -> str:
-    """``candidates a-b of n:`` then ``doc_id title`` per row (both escaped by :mod:`evidence_lib.lines`).
+    """``candidates a-b of n, revision R:`` then ``doc_id title`` per row (``@revision`` first when not R; no
+    revision at all when it is the content's own fingerprint, see :func:`content_revision`).
 
     ``unfilled=(empty, k)``: ``empty`` of the ``k`` results asked of a retriever hold nothing the caller may see.
     """
-    head = f"candidates {first + 1}-{first + len(rows)} of {total}:" if rows else f"candidates: none of {total}"
+    rows = [r if not content_revision(r.revision, r.sha256) else replace(r, revision="") for r in rows]
+    revs = [shown_revision(r.revision) for r in rows]
+    named = [v for v in revs if v]
+    common = max(set(named), key=lambda v: (named.count(v), -named.index(v))) if named else None
+    if common is not None and named.count(common) < 2 and len(revs) > 1:
+        common = None  # no revision shared by two rows: each row carries its own
+    head = f"candidates {first + 1}-{first + len(rows)} of {total}" if rows else f"candidates: none of {total}"
+    if common is not None:
+        head += f", revision {token(common)}"
     if next_cursor is not None:
-        head += f" (next cursor {next_cursor})"
+        head += f", next cursor {next_cursor}"
     if unfilled is not None:
         head += f" ({unfilled[0]} of {unfilled[1]} asked: empty)"
-    lines = [head] + [f"{token(d)} {text_line(' '.join(t.split())[:COMPACT_TITLE_CHARS])}" for d, t in rows]
+    lines = [head + ":"]
+    for r, rev in zip(rows, revs):
+        title = " ".join(r.title.split())[:COMPACT_TITLE_CHARS]
+        title = quoted(title) if title.startswith("@") else text_line(title)  # "@..." would read as a revision
+        lines.append(f"{_doc_token(r.doc_id, None if rev in (common, '') else rev)} {title}".rstrip())
     return "\n".join(lines)
 
 
-def compact_locate(term: str, blocks: Sequence[tuple[str, str, str, bool, Sequence[tuple[int, int, str]]]],
-                   doc_id: str | None, first: int, total: int, next_cursor: int | None, shown: int) -> str:
-    """Excerpt blocks ``(doc_id, revision, sha256, first_time, [(start, end, text), ...])`` for ``shown`` matches
-    (overlapping excerpts are merged, so a block may hold fewer excerpts than matches)."""
+@dataclass(frozen=True)
+class Block:
+    """One document's excerpts in a compact locate: ``revision`` is ``None`` when already shown this snapshot."""
+
+    doc_id: str
+    revision: str | None
+    handle: str
+    matches: int
+    spans: Sequence[tuple[int, int, str]]
+
+
+def compact_locate(blocks: Sequence[Block], doc_id: str | None, total: int, documents: int,
+                   next_cursor: int | None, more: bool = False, others: Sequence[tuple[str, int]] = ()) -> str:
+    """``locate: N matches in M documents`` (or ``locate in d03: N matches``), then one block per document, then
+    ``also: doc_id count, ...`` for the matching documents this page shows no excerpt of (at most
+    :data:`MAX_ALSO` named), so one call is enough to choose where to look next.
+
+    ``more``: the locate stopped counting at ``total`` (shown as ``N+``)."""
     scope = f" in {token(doc_id)}" if doc_id is not None else ""
     if total == 0:
-        return (f"locate {quoted(term)}{scope}: no literal match (not evidence that the "
-                "answer is absent; try another word)")
-    if doc_id is None:
-        head = (f"locate {quoted(term)}: first match in {shown} document"
-                f"{'s' if shown != 1 else ''}" + (f" ({first + 1}-{first + shown})" if first else ""))
-    else:
-        head = f"locate {quoted(term)}{scope}: matches {first + 1}-{first + shown} of {total}"
+        return (f"locate{scope}: no literal match (not evidence that the answer is absent; try another word)")
+    head = f"locate{scope}: {total}{'+' if more else ''} match{'es' if total != 1 else ''}"
+    if doc_id is None and documents != 1:
+        head += f" in {documents} documents"
     if next_cursor is not None:
         head += f", next cursor {next_cursor}"
     lines = [head]
-    for d, rev, sha, first_time, spans in blocks:
-        lines.append(block_header(d, rev, sha, first_time))
-        lines.extend(f"[{s},{e}) {quoted(t)}" for s, e, t in spans)
+    for b in blocks:
+        lines.append(_named(b.doc_id, b.revision, b.handle) + (f" {b.matches} matches" if b.matches > 1 else ""))
+        lines.extend(f"[{s},{e}) {quoted(t)}" for s, e, t in b.spans)
+    if others:
+        named = ", ".join(f"{token(d)} {n}" for d, n in others[:MAX_ALSO])
+        lines.append(f"also: {named}" + (f", +{len(others) - MAX_ALSO} more" if len(others) > MAX_ALSO else ""))
     return "\n".join(lines)
 
 
-def compact_page(doc_id: str, revision: str, sha256: str, first_time: bool, start: int, end: int, total: int,
+def compact_page(doc_id: str, revision: str | None, hndl: str, start: int, end: int, total: int,
                  next_offset: int | None, text: str) -> str:
     tail = "end" if next_offset is None else f"next {next_offset}"
-    return f"{block_header(doc_id, revision, sha256, first_time)} [{start},{end}) of {total} {tail}\n{text}"
+    return f"{_named(doc_id, revision, hndl)} [{start},{end}) of {total} {tail}\n{text}"
 
 
 # -- reading replies back --------------------------------------------------------------------------------
 
-_TOK = r'("(?:[^"\\]|\\.)*"|\S+)'
-_HEADER = re.compile(rf"^{_TOK} {_TOK} ([0-9a-f]{{64}}|[0-9a-f]{{{SHORT_SHA}}}…)$")
-_PAGE = re.compile(rf"^{_TOK} {_TOK} ([0-9a-f]{{64}}|[0-9a-f]{{{SHORT_SHA}}}…) \[(\d+),(\d+)\) of (\d+) (end|next \d+)$")
+_TOK = r'("(?:[^"\\]|\\.)*"|[^\s"]\S*)'
+_DOC = rf"{_TOK}(?: @{_TOK})?(?: (#[0-9a-f]{{{HANDLE_HEX},64}}))?"
+_HEADER = re.compile(rf"^{_DOC}(?: \d+ matches)?$")
+_PAGE = re.compile(rf"^{_DOC} \[(\d+),(\d+)\) of (\d+) (end|next \d+)$")
 _SPAN = re.compile(r"^\[(\d+),(\d+)\) (\".*\")$")
-_CANDIDATES = re.compile(r"^candidates(?: \d+-\d+ of (\d+):|: none of (\d+))(?: \(next cursor (\d+)\))?"
-                         r"(?: \(\d+ of \d+ asked: empty\))?$")
-_ROW = re.compile(rf"^{_TOK}(?: (.*))?$")
+_CANDIDATES = re.compile(r"^candidates(?: \d+-\d+ of (\d+)|: none of (\d+))(?:, revision " + _TOK + r")?"
+                         r"(?:, next cursor (\d+))?(?: \(\d+ of \d+ asked: empty\))?:$")
+_ROW = re.compile(rf"^{_TOK}(?: @{_TOK})?(?: (.*))?$")
 
 
 def _untoken(t: str) -> str:
@@ -159,33 +250,63 @@ def _from_json(content: str) -> list[Excerpt]:
     return []
 
 
-def _from_compact(content: str) -> list[Excerpt]:
+def _handle_of(revision: str | None, hndl: str | None) -> str | None:
+    """The handle a header shows, or the one its revision stands for (hex digits of the sha256: see ``_named``)."""
+    if hndl is not None:
+        return hndl
+    if revision is not None and re.fullmatch(rf"[0-9a-f]{{{HANDLE_HEX},64}}", revision):
+        return "#" + revision[:HANDLE_HEX]
+    return None
+
+
+def _canonical(handles: dict[tuple[str, str], str], doc_id: str, revision: str, hndl: str) -> str:
+    """One spelling per document and revision: a handle that extends or shortens the one seen first is that one."""
+    known = handles.setdefault((doc_id, revision), hndl)
+    return known if known.startswith(hndl) or hndl.startswith(known) else hndl
+
+
+def _from_compact(content: str, revisions: dict[str, str], handles: dict[tuple[str, str], str]) -> list[Excerpt]:
     first, _, rest = content.partition("\n")
     m = _PAGE.match(first)
-    if m:
-        d, rev, sha, s, e = _untoken(m[1]), _untoken(m[2]), m[3], int(m[4]), int(m[5])
-        return [Excerpt(d, rev, s, e, sha, rest)]
-    if not first.startswith("locate "):
+    if m and (h := _handle_of(m[2] and _untoken(m[2]), m[3])) is not None:
+        d = _untoken(m[1])
+        if m[2] is not None:
+            revisions[d] = _untoken(m[2])
+        rev = revisions.get(d, "")
+        return [Excerpt(d, rev, int(m[4]), int(m[5]), _canonical(handles, d, rev, h), rest)]
+    if _CANDIDATES.match(first):
+        found = manifest_rows(content)
+        for d, rev, _ in (found[0] if found else ()):
+            revisions[d] = rev
+        return []
+    if not first.startswith("locate"):
         return []
     out, current = [], None
     for line in rest.split("\n"):
         h = _HEADER.match(line)
-        if h:
-            current = (_untoken(h[1]), _untoken(h[2]), h[3])
+        if h and (hndl := _handle_of(h[2] and _untoken(h[2]), h[3])) is not None:
+            d = _untoken(h[1])
+            if h[2] is not None:
+                revisions[d] = _untoken(h[2])
+            current = (d, hndl)
             continue
         sp = _SPAN.match(line)
         if sp and current is not None:
-            out.append(Excerpt(current[0], current[1], int(sp[1]), int(sp[2]), current[2], json.loads(sp[3])))
+            d, hndl = current
+            rev = revisions.get(d, "")
+            out.append(Excerpt(d, rev, int(sp[1]), int(sp[2]), _canonical(handles, d, rev, hndl), json.loads(sp[3])))
     return out
 
 
 def excerpts(contents: Iterable[str | Any]) -> list[Excerpt]:
     """Every excerpt in a sequence of tool replies (either profile; ``ToolMessage``s or strings), in order.
 
-    Short hashes are resolved against a full hash of the same ``(doc_id, revision)`` seen earlier;
-    an excerpt whose hash cannot be resolved keeps its prefix (and will not verify).
+    A compact excerpt's revision is the one its block shows, else the one the last manifest row (or block) of that
+    doc_id showed earlier in the sequence; its ``sha256`` is the content handle, which only the server can check
+    against the full hash. Refused calls (``status="error"``) show no text.
     """
-    full: dict[tuple[str, str], str] = {}
+    revisions: dict[str, str] = {}
+    handles: dict[tuple[str, str], str] = {}
     out = []
     for c in contents:
         if getattr(c, "status", "success") == "error":
@@ -193,28 +314,46 @@ def excerpts(contents: Iterable[str | Any]) -> list[Excerpt]:
         text = c if isinstance(c, str) else getattr(c, "content", "")
         if not isinstance(text, str):
             continue
-        found = _from_json(text) if text.startswith("{") else _from_compact(text)
-        for x in found:
-            key = (x.doc_id, x.revision)
-            if len(x.sha256) == 64:
-                full[key] = x.sha256
-            elif key in full and full[key].startswith(x.sha256.rstrip("…")):
-                x = Excerpt(x.doc_id, x.revision, x.start, x.end, full[key], x.text)
-            out.append(x)
+        out.extend(_from_json(text) if text.startswith("{") else _from_compact(text, revisions, handles))
     return out
 
 
-def manifest_rows(content: str) -> tuple[list[tuple[str, str]], int, int | None] | None:
-    """A compact manifest read back: its ``(doc_id, title)`` rows, the total and the next cursor; else ``None``."""
+_ALSO = re.compile(rf"{_TOK} (\d+)")
+
+
+def located_documents(content: str) -> list[tuple[str, int]]:
+    """The documents a compact locate reply says hold matches, with their counts, in the order shown: blocks
+    first, then the ``also:`` line. ``[]`` for anything else."""
+    if not isinstance(content, str) or not content.startswith("locate"):
+        return []
+    out: list[tuple[str, int]] = []
+    for line in content.split("\n")[1:]:
+        if line.startswith("also: "):
+            for part in line[len("also: "):].split(", "):
+                m = _ALSO.fullmatch(part)
+                if m:
+                    out.append((_untoken(m[1]), int(m[2])))
+            continue
+        h = _HEADER.match(line)
+        if h and _handle_of(h[2] and _untoken(h[2]), h[3]) is not None:
+            n = re.search(r" (\d+) matches$", line)
+            out.append((_untoken(h[1]), int(n[1]) if n else 1))
+    return out
+
+
+def manifest_rows(content: str) -> tuple[list[tuple[str, str, str]], int, int | None] | None:
+    """A compact manifest read back: its ``(doc_id, revision, title)`` rows, the total and the next cursor;
+    else ``None``."""
     first, _, rest = content.partition("\n") if isinstance(content, str) else ("", "", "")
     m = _CANDIDATES.match(first)
     if m is None:
         return None
+    common = _untoken(m[3]) if m[3] else ""
     rows = []
     for line in filter(None, rest.split("\n")):
         r = _ROW.match(line)
         try:
-            rows.append((_untoken(r[1]), _untoken(r[2]) if r[2] else ""))
+            rows.append((_untoken(r[1]), _untoken(r[2]) if r[2] else common, _untoken(r[3]) if r[3] else ""))
         except (TypeError, ValueError):  # no row, or a quoted doc_id that is not a JSON string
             continue
-    return rows, int(m[1] or m[2]), int(m[3]) if m[3] else None
+    return rows, int(m[1] or m[2]), int(m[4]) if m[4] else None

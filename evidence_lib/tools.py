@@ -20,11 +20,11 @@ from .errors import EvidenceError, to_json
 from .index import EvidenceIndex, IndexEntry, IndexProtocol
 from .ledger import Ledger
 from .lines import MAX_REVISION_CHARS, TRUNCATED, cut, shown_revision
-from .locate import NO_MATCH_NOTE, LocateOptions, shape
+from .locate import NO_MATCH_NOTE, LocateOptions, match_end, shape, wrap_points
 from .measure import utf8_bytes
 from .paging import BOUND_CODES, MAX_PAGE_CHARS, batch, check_int, page, page_reply
-from .profiles import (PROFILES, WINDOW_AFTER, WINDOW_BEFORE, Profile, compact_locate, compact_manifest, compact_page,
-                       window)
+from .profiles import (PROFILES, WINDOW_AFTER, WINDOW_BEFORE, Block, ManifestRow, Profile, compact_locate,
+                       compact_manifest, compact_page, content_revision, handle, handle_length, query_words, window)
 from .toolkit import MAX_QUERY_CHARS, EvidenceTool, StrictArgs, run_tool_call, tool_call
 
 __all__ = ["DEFAULT_PAGE_CHARS", "MANIFEST_LIMIT", "MAX_MANIFEST_BYTES", "MAX_MANIFEST_LIMIT", "MAX_PAGE_CHARS",
@@ -40,6 +40,19 @@ MAX_MANIFEST_BYTES = 16_000
 #: Titles longer than this are cut in the manifest, ending with TRUNCATED; a revision is cut to
 #: MAX_REVISION_CHARS wherever it is shown (``lines.shown_revision``).
 MAX_TITLE_CHARS = 120
+#: Most matches one compact locate looks at (each gets an excerpt window); the count shown says if it stopped there.
+MAX_LOCATE_MATCHES = 500
+#: Most excerpts one whole-snapshot compact locate shows (the best first; the "also:" line names the other
+#: documents with matches, and the cursor pages on).
+COMPACT_EXCERPTS = 3
+#: Excerpts shown are those nearly as relevant as the best: at most this many fewer query words than it holds.
+RELEVANCE_CUT = 2
+#: How many characters of white space a wrap may hold before the excerpt looks at the whole text for a match's end.
+WRAP_REACH = 64
+#: Longest compact excerpt: windows of one document merge only up to this many characters ...
+MAX_EXCERPT_CHARS = 480
+#: ... when they overlap or leave at most this many characters between them (shown as part of the excerpt).
+EXCERPT_GAP_CHARS = 0
 #: What an empty retriever slot means (the manifest's note; the count never depends on hidden documents).
 UNFILLED_NOTE = ("fewer documents you may see matched, or the over-fetch limit was reached; search with other words "
                  "for more.")
@@ -130,7 +143,8 @@ class _Session:
     profile: Profile = "article"
     index: Any = None  # the snapshot the three tools work on now
     query: str | None = None
-    sha_sent: set = field(default_factory=set)  # (doc_id, sha256) whose full hash the model has seen
+    rev_shown: set = field(default_factory=set)  # compact: (doc_id, revision) the model was shown this snapshot
+    handles: dict = field(default_factory=dict)  # compact: the snapshot's handle length, per snapshot object
 
     def __post_init__(self) -> None:
         self.per_query = not isinstance(self.source, IndexProtocol)  # a retriever: one snapshot per query
@@ -148,11 +162,21 @@ class _Session:
         if self.ledger is not None:
             self.ledger.refused(tool, error)
 
-    def _first_time(self, entry: IndexEntry) -> bool:
-        key = (entry.doc_id, entry.sha256)
-        new = key not in self.sha_sent
-        self.sha_sent.add(key)
-        return new
+    # -- compact: handles and revisions ------------------------------------------------------
+    def _handle(self, entry: IndexEntry) -> str:
+        """``#`` + the shortest sha256 prefix (6+ hex) no other readable document of this snapshot shares."""
+        key = id(self.index)
+        if key not in self.handles:
+            self.handles = {key: handle_length(e.sha256 for e in self.readable())}
+        return handle(entry.sha256, self.handles[key])
+
+    def _revision_once(self, entry: IndexEntry) -> str | None:
+        """The revision to show with ``entry``'s first block (``None``: the model was shown it already)."""
+        key = (entry.doc_id, shown_revision(entry.revision))
+        if key in self.rev_shown:
+            return None
+        self.rev_shown.add(key)
+        return entry.revision
 
     # -- search ---------------------------------------------------------------------------
     def search(self, query: str, cursor: int = 0) -> str:
@@ -163,7 +187,9 @@ class _Session:
             self.ledger.admit("search_evidence")
         if self.per_query and query != self.query:
             # This query's snapshot: the retriever's documents, filtered by permission before ranking.
-            self.index, self.query = self.source.snapshot(query, self.principal), query
+            self.index = self.source.snapshot(query, self.principal)
+            self.rev_shown = set()
+        self.query = query  # compact locate ranks its excerpts by the words of the last search
         # (A fixed index is the article's teaching version: the query is not used for ranking.)
         visible = self.index.visible(self.principal, "discover")  # filtering first, before anything is built
         rows = self.manifest_rows(visible, cursor)
@@ -171,8 +197,11 @@ class _Session:
         nxt = end if end < len(visible) else None
         short = self.unfilled()
         if self.profile == "compact":
-            content = compact_manifest([(str(r["doc_id"]), str(r["title"])) for r in rows], cursor, len(visible), nxt,
+            content = compact_manifest([ManifestRow(str(r["doc_id"]), str(r["title"]), str(r["revision"]),
+                                                    r["sha256"]) for r in rows], cursor, len(visible), nxt,
                                        unfilled=short)
+            self.rev_shown.update((str(r["doc_id"]), str(r["revision"])) for r in rows
+                                  if not content_revision(str(r["revision"]), r["sha256"]))
         elif nxt is None and cursor == 0 and short is None:
             content = to_json(rows)  # the article's shape: a bare list
         else:
@@ -229,11 +258,11 @@ class _Session:
         entry = self.index.entry(doc_id, self.principal, "read") if doc_id is not None else None
         if self.ledger:
             self.ledger.admit("locate_evidence")
+        if self.profile == "compact":
+            return self._compact_locate(term, entry, cursor)
         if entry is not None:  # every match in one document, with a cursor
             every = list(self.index.find(term, [entry.doc_id], self.principal, first_only=False, options=opts))
             chunk, nxt = batch(every, cursor, opts.max_doc_matches)
-            if self.profile == "compact":
-                return self._excerpts(term, chunk, entry.doc_id, cursor, len(every), nxt)
             body: dict[str, Any] = {"term": term, "doc_id": entry.doc_id, "matches": [o for _, o in chunk],
                                     "next_cursor": nxt, "total_matches": len(every)}
             if not every:
@@ -241,35 +270,77 @@ class _Session:
             return self._charge("locate_evidence", to_json(body))
         doc_ids = [e.doc_id for e in self.readable()]
         hits = self.index.find(term, doc_ids, self.principal, first_only=not opts.paged, options=opts)
-        if self.profile == "compact":  # the first match per document, a batch of documents at a time
-            ahead = list(islice(hits, cursor + opts.max_positions + 1))
-            chunk = ahead[cursor: cursor + opts.max_positions]
-            nxt = cursor + len(chunk) if len(ahead) > cursor + len(chunk) else None
-            return self._excerpts(term, chunk, None, cursor, len(chunk), nxt)
         return self._charge("locate_evidence", to_json(shape(hits, term, opts, cursor=cursor)))
 
-    def _excerpts(self, term: str, hits: list[tuple[str, int]], doc_id: str | None, cursor: int, total: int,
-                  nxt: int | None) -> str:
-        """Compact locate: a cited, sentence-bounded excerpt around each match (overlaps merged)."""
-        blocks: list[tuple[str, str, str, bool, list[tuple[int, int, str]]]] = []
-        reads = []
-        entry = None
+    def _compact_locate(self, term: str, only: IndexEntry | None, cursor: int) -> str:
+        """Compact locate: excerpts around the matches, the best first, with per-document counts and a cursor.
+
+        Every match (up to ``MAX_LOCATE_MATCHES``) gets a sentence-bounded window; overlapping windows of one
+        document merge into one excerpt. Excerpts are ranked by how many words of the last search query they hold,
+        then breadth first (each document's first excerpt before any second one), then in rank order; a page
+        shows ``max_positions`` of them (``max_doc_matches`` inside one document), grouped by document.
+        """
+        opts = self.locate_options
+        entries = [only] if only is not None else self.readable()
+        rank = {e.doc_id: i for i, e in enumerate(entries)}
+        by_id = {e.doc_id: e for e in entries}
+        hits = islice(self.index.find(term, list(rank), self.principal, first_only=False, options=opts),
+                      MAX_LOCATE_MATCHES)
+        units: list[list] = []  # [doc_id, start, end, matches]
+        counts: dict[str, int] = {}
         for d, offset in hits:
-            if entry is None or entry.doc_id != d:
-                entry = self.index.entry(d, self.principal, "read")
-            s, e = self._window(entry, offset, offset + len(term))
-            if blocks and blocks[-1][0] == d and blocks[-1][4] and s <= blocks[-1][4][-1][1]:
-                ps, _, _ = blocks[-1][4][-1]
-                s, e = ps, max(e, blocks[-1][4][-1][1])
-                blocks[-1][4][-1] = (s, e, self.index.text(d, self.principal, s, e))
+            counts[d] = counts.get(d, 0) + 1
+            s, e = self._window(by_id[d], offset, self._match_end(by_id[d], offset, term))
+            if units and units[-1][0] == d and s <= units[-1][2] + EXCERPT_GAP_CHARS \
+                    and max(e, units[-1][2]) - units[-1][1] <= MAX_EXCERPT_CHARS:
+                # windows that overlap or nearly touch merge (the short gap between them shown too), up to a bound
+                units[-1][2] = max(e, units[-1][2])
+                units[-1][3] += 1
             else:
-                if not blocks or blocks[-1][0] != d:
-                    blocks.append((d, shown_revision(entry.revision), entry.sha256, self._first_time(entry), []))
-                blocks[-1][4].append((s, e, self.index.text(d, self.principal, s, e)))
-        for d, rev, sha, _, spans in blocks:
-            reads.extend((d, rev, s, e, sha) for s, e, _ in spans)
-        content = compact_locate(term, blocks, doc_id, cursor, total, nxt, len(hits))
+                units.append([d, s, e, 1])
+        words = query_words(self.query or "")
+        texts = [self.index.text(d, self.principal, s, e) for d, s, e, _ in units]
+        nth: dict[str, int] = {}
+        order = []
+        for i, (d, s, _, _) in enumerate(units):
+            nth[d] = nth.get(d, 0) + 1
+            lowered = texts[i].lower()
+            order.append((-sum(1 for w in words if w in lowered), nth[d], rank[d], s, i))
+        order.sort()
+        size = opts.max_doc_matches if only is not None else min(opts.max_positions, COMPACT_EXCERPTS)
+        chosen = order[cursor: cursor + size]
+        if RELEVANCE_CUT and chosen and -chosen[0][0] > 0:  # keep the excerpts nearly as good as the best
+            best = -chosen[0][0]
+            chosen = [k for k in chosen if -k[0] >= best - RELEVANCE_CUT] or chosen[:1]
+        nxt = cursor + len(chosen) if cursor + len(chosen) < len(order) else None
+        blocks: dict[str, list] = {}
+        for *_, i in chosen:
+            blocks.setdefault(units[i][0], []).append((units[i][1], units[i][2], texts[i]))
+        shown, reads = [], []
+        for d, spans in blocks.items():
+            e = by_id[d]
+            spans.sort()
+            shown.append(Block(d, self._revision_once(e), self._handle(e), counts[d], spans))
+            reads.extend((d, shown_revision(e.revision), s, t, e.sha256) for s, t, _ in spans)
+        total = sum(counts.values())
+        others = [(d, n) for d, n in sorted(counts.items(), key=lambda x: rank[x[0]]) if d not in blocks]
+        content = compact_locate(shown, only.doc_id if only is not None else None, total, len(counts), nxt,
+                                 more=total >= MAX_LOCATE_MATCHES, others=others)
         return self._charge("locate_evidence", content, excerpts=reads)
+
+    def _match_end(self, entry: IndexEntry, start: int, term: str) -> int:
+        """Where the match at ``start`` ends: ``start + len(term)``, or later for a match across a line wrap."""
+        opts = self.locate_options
+        if not opts.wrapped or not wrap_points(term):
+            return start + len(term)
+        reach = len(term) + WRAP_REACH * len(wrap_points(term))  # a wrap is a line break and some indentation
+        if opts.normalization == "none":
+            try:
+                sub = self.index.text(entry.doc_id, self.principal, start, min(entry.chars, start + reach))
+                return start + match_end(sub, 0, term, opts)
+            except ValueError:
+                pass  # deeper indentation than the reach: look at the whole text
+        return match_end(self.index.text(entry.doc_id, self.principal), start, term, opts)
 
     def _window(self, entry: IndexEntry, start: int, end: int) -> tuple[int, int]:
         """:func:`~evidence_lib.profiles.window` around ``[start, end)``, from only the text it can reach."""
@@ -300,8 +371,8 @@ class _Session:
             self.ledger.admit("read_evidence", doc_id=entry.doc_id)
         body = read_page(self.index, entry.doc_id, offset, limit, self.principal)
         if self.profile == "compact":
-            content = compact_page(body["doc_id"], body["revision"], body["sha256"], self._first_time(entry),
-                                   body["start"], body["end"], body["total_chars"], body["next_offset"], body["text"])
+            content = compact_page(body["doc_id"], self._revision_once(entry), self._handle(entry), body["start"],
+                                   body["end"], body["total_chars"], body["next_offset"], body["text"])
         else:
             content = to_json(body)
         return self._charge("read_evidence", content,
@@ -390,7 +461,9 @@ def evidence_tools(
         raise ValueError(f"manifest_limit must be an int in 1..{MAX_MANIFEST_LIMIT}")
     if profile not in PROFILES:
         raise ValueError(f"profile is one of {PROFILES}")
-    opts = locate_options or LocateOptions()
+    # The compact profile matches across line wraps by default (PDF, man page and fixed-width text): see
+    # evidence_lib.locate; the article profile keeps the article's literal match.
+    opts = locate_options or (LocateOptions(wrapped=True) if profile == "compact" else LocateOptions())
     src = as_source(source)
     s = _Session(src, principal, ledger, opts, manifest_limit, profile)
 

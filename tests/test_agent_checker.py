@@ -109,8 +109,9 @@ NO_OCCASION_IN_COMPACT = {
     "preview_as_evidence": "the compact manifest has no preview",
     "instruction_from_evidence": "the excerpt ends with the answer sentence, before the planted note",
     "call_after_budget_exhausted": "search and locate suffice, so two calls never run out",
-    "citation_stale": "the compact manifest shows no revision, so nothing in the history says d03 changed",
 }
+# (citation_stale has an occasion since compact profile v2, issue 17: the manifest shows each revision again, so a
+# citation of the earlier revision is stale from the history alone.)
 
 
 @pytest.mark.parametrize("reader", [CarefulReader, *CARELESS_READERS], ids=lambda r: r.__name__)
@@ -139,16 +140,24 @@ def _compact_history(tmp_path, calls, answer):
 SENTENCE = ("d03", "2026-10-27", 4321, 4339, ANSWER)
 
 
-def test_compact_excerpts_are_read_text_and_short_hashes_resolve(tmp_path):
+def test_compact_excerpts_are_read_text_and_carry_the_revision_of_the_manifest(tmp_path):
     calls = [("search_evidence", {"query": "q"}), ("locate_evidence", {"term": "单批上限"}),
              ("read_evidence", {"doc_id": "d03", "offset": 4200, "limit": 139})]
     hist, rounds = _compact_history(tmp_path, calls, format_answer(f"{ANSWER} [1]", [SENTENCE]))
-    assert "…" in rounds[2][2].splitlines()[0], "the read repeats d03's hash as 12 hex digits"
-    # the excerpt is cited; the later read (short hash) must not look like another snapshot (citation_stale)
+    assert rounds[2][2].splitlines()[0].startswith("d03 #"), "the read shows d03's content handle, not its hash"
+    assert "revision 2026-10-27" in rounds[0][2].splitlines()[0]  # the revision comes once, with the manifest
+    # the excerpt is cited; the later read (same handle) must not look like another snapshot (citation_stale)
     assert check_history(hist) == []
     page = [s for s in steps(hist) if s.kind == "page"][0].body
     loc = [s for s in steps(hist) if s.kind == "locate"][0]
-    assert page["sha256"] == loc.pages()[0]["sha256"] and len(page["sha256"]) == 64
+    assert page["sha256"] == loc.pages()[0]["sha256"] and page["sha256"].startswith("#")
+    assert page["revision"] == loc.pages()[0]["revision"] == "2026-10-27"
+    handle = page["sha256"]
+    with_handle = ("d03", "2026-10-27" + handle, 4321, 4339, ANSWER)  # the model may add the handle
+    assert check_history(hist[:-1] + [AIMessage(content=format_answer(f"{ANSWER} [1]", [with_handle]))]) == []
+    wrong = ("d03", "2026-10-27#000000", 4321, 4339, ANSWER)
+    assert finding_codes(check_history(hist[:-1] + [AIMessage(content=format_answer("x [1]", [wrong]))])) \
+        == ["citation_never_read"]
     assert loc.hits() == [{"doc_id": "d03", "offset": 4321}]
     bad = {"citation_text_mismatch": ("d03", "2026-10-27", 4321, 4339, ANSWER.replace("200", "201")),
            "citation_never_read": ("d03", "2026-10-27", 100, 120, None)}

@@ -257,7 +257,7 @@ def _outcome_fn(order=("colleague", "expired", "revision"), pinned_refuses=False
 
 
 def _terms(**changes):
-    return {"a": "terminates the nearest", "b": "next cycle", "c": "__exit__", **changes}
+    return {"a": "terminates the nearest", "b": "next cycle", "c": "method is invoked", **changes}
 
 
 def _cite_fn(last_only=False, escaped=False, closed=False):
@@ -461,12 +461,12 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
      "the pinned policy keeps reading r8"),
     ("5.4", "latest reads a moved source", lambda ns: _outcome_fn(latest_reads=True), "under the latest policy"),
     ("5.4", "an invented outcome", lambda ns: (lambda p, m, c, x: "expired"), "the outcomes are"),
-    ("6.1", "the statement's own name", lambda ns: _terms(b="continue"), "a common word fills them"),
+    ("6.1", "the statement's own name", lambda ns: _terms(b="continue"), "it occurs in 9 documents"),
     ("6.1", "wrong case", lambda ns: _terms(a="Terminates the nearest"), "case-sensitive"),
     ("6.1", "the question's words", lambda ns: _terms(a="leave a loop early"), "no literal match"),
     ("6.1", "too long", lambda ns: _terms(c="x" * 65), "invalid_term"),
     ("6.1", "a list", lambda ns: ["__exit__"], "should be a dict"),
-    ("6.2", "the short hash kept", lambda ns: _cite_fn(last_only=True), "short form"),
+    ("6.2", "the last reply alone (no revision)", lambda ns: _cite_fn(last_only=True), "has no revision"),
     ("6.2", "the quote still JSON-escaped", lambda ns: _cite_fn(escaped=True), "JSON escapes"),
     ("6.2", "end one short", lambda ns: _cite_fn(closed=True), "is not one of the excerpts"),
     ("6.2", "a dict", lambda ns: (lambda r, d, at: {"doc_id": d}), "not a dict"),

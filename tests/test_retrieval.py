@@ -86,7 +86,8 @@ def test_the_manifest_is_capped_and_pages_with_a_cursor_over_the_query_snapshot(
     assert last["next_cursor"] is None and len(last["candidates"]) == 6
     compact = evidence_tools(ListRetriever(docs=docs), manifest_limit=12, profile="compact")
     text = _call(compact, "search_evidence", {"query": "topic"}).content
-    assert text.splitlines()[0] == "candidates 1-12 of 30: (next cursor 12)" and utf8_bytes(text) < MAX_MANIFEST_BYTES
+    assert text.splitlines()[0].startswith("candidates 1-12 of 30") and text.splitlines()[0].endswith(
+        ", next cursor 12:") and utf8_bytes(text) < MAX_MANIFEST_BYTES
 
 
 def test_locate_in_one_document_lists_every_match_with_a_cursor(tmp_path):
@@ -113,7 +114,9 @@ def test_compact_article_task_verifies_in_at_most_500_bytes():
     assert run_article()["manifest_plus_locations_plus_page_utf8_bytes"] == 3_920  # the article stays byte-exact
 
 
-def test_compact_sends_the_full_hash_once_per_document_and_every_excerpt_is_citable():
+def test_compact_never_sends_the_full_hash_and_every_excerpt_is_citable_by_its_handle():
+    """Compact v2 (issue 17): a content handle (6+ hex of the sha256) instead of the 64-hex hash; the server
+    resolves it, so every excerpt and page verifies against the full hash; the revision is shown once."""
     index = EvidenceIndex.in_memory(article_corpus())
     ledger = Ledger(Budget(max_reads_per_doc=None))
     tools = evidence_tools(index, ledger=ledger, profile="compact")
@@ -121,10 +124,14 @@ def test_compact_sends_the_full_hash_once_per_document_and_every_excerpt_is_cita
     replies = [_call(tools, "locate_evidence", {"term": "单批上限"}, "l1"),
                _call(tools, "read_evidence", {"doc_id": "d03", "offset": 4300, "limit": 39}, "r1"),
                _call(tools, "locate_evidence", {"term": "超时", "doc_id": "d03"}, "l2")]
-    assert replies[0].content.count(sha) == 1 and sha not in replies[1].content and sha[:12] in replies[1].content
+    assert not any(sha[:12] in r.content for r in replies) and all(f"#{sha[:6]}" in r.content for r in replies)
+    assert "@2026-10-27" in replies[0].content and all("2026-10-27" not in r.content for r in replies[1:])
     found = excerpts(replies)
-    assert len(found) == 3 and all(x.sha256 == sha for x in found)  # short hashes resolved in one place
+    assert len(found) == 3 and all(x.sha256 == f"#{sha[:6]}" and x.revision == "2026-10-27" for x in found)
     assert all(verify_citation(index, x.citation(), ledger).ok for x in found)
+    assert all(verify_citation(index, x.citation(), found).ok for x in found)  # the replies themselves as reads
+    forged = found[0].citation().__class__("d03", "2026-10-27", 4321, 4339, "#000000", None)
+    assert verify_citation(index, forged, ledger).reason == "document_changed"
 
 
 def test_compact_excerpt_is_the_sentence_around_the_match():

@@ -73,7 +73,7 @@ def test_compact_manifest_rows_stay_one_line_and_carry_no_terminal_controls(bad)
     assert len(reply.content.splitlines()) == len(lines) == 3  # str.splitlines breaks on every Unicode line break
     assert all(is_plain(line) for line in lines), lines
     rows, total, _ = manifest_rows(reply.content)
-    assert total == 2 and rows[0][0] == f"d{bad}1" and rows[1] == ("d2", "plain title")
+    assert total == 2 and rows[0][0] == f"d{bad}1" and rows[1] == ("d2", "r1", "plain title")
 
 
 @pytest.mark.parametrize("bad", LINE_BREAKERS)

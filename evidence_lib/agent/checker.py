@@ -36,7 +36,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from ..errors import FINDING_CODES
 from ..lines import token
-from ..profiles import window
+from ..profiles import matches_handle, window
 from .history import Step, final_answers, steps, text_of
 from .models import TASK_WIDE
 from .prompt import FinalAnswer, parse_answer
@@ -232,6 +232,14 @@ def _leaves(args: dict[str, Any], limit: int = 10_000) -> Iterator[tuple[str, st
             yield where, key, v
 
 
+def _same_content(a: Any, b: Any) -> bool:
+    """Two shown hashes name the same bytes: equal, or one a content handle (``#`` + hex) of the other."""
+    if not isinstance(a, str) or not isinstance(b, str):
+        return a == b
+    return a == b or matches_handle(a, b) or matches_handle(b, a) or (
+        a.startswith("#") and b.startswith("#") and (a.startswith(b) or b.startswith(a)))
+
+
 class _Walk:
     """What the history has shown before the message being checked, and the findings so far."""
 
@@ -264,6 +272,10 @@ class _Walk:
             for r in rows:
                 if r.get("sha256") is not None:
                     self.versions[r["doc_id"]] = (r.get("revision"), r.get("sha256"))
+                elif isinstance(r.get("revision"), str) and r["revision"]:  # a compact row: the revision only
+                    last = self.versions.get(r["doc_id"])
+                    same = last is not None and last[0] == r["revision"]
+                    self.versions[r["doc_id"]] = (r["revision"], last[1] if same else None)
                 if isinstance(r.get("preview"), str) and r["preview"]:
                     self.previews[r["doc_id"]] = r["preview"]
                 for k in ("title", "preview"):
@@ -340,7 +352,8 @@ class _Walk:
         for c in answer.citations:
             where = f"[{c.n}] {_show(c.doc_id)}@{_show(c.revision)} [{c.start}, {c.end})"
             sha = next((h for h in self.shas.get((c.doc_id, c.revision), [])
-                        if self.shown[(c.doc_id, c.revision, h)].covers(c.start, c.end)), None)
+                        if (c.sha256 is None or _same_content(h, c.sha256))
+                        and self.shown[(c.doc_id, c.revision, h)].covers(c.start, c.end)), None)
             group = None if sha is None else self.shown[(c.doc_id, c.revision, sha)]
             if group is None:
                 preview = self.previews.get(c.doc_id)
@@ -349,7 +362,9 @@ class _Walk:
                 else:
                     out.append(Finding(index, "citation_never_read", f"{where}: no read covers this range"))
                 continue
-            if self.versions.get(c.doc_id) != (c.revision, sha):
+            latest = self.versions.get(c.doc_id)
+            if latest is not None and (latest[0] != c.revision or (latest[1] is not None
+                                                                   and not _same_content(latest[1], sha))):
                 out.append(Finding(index, "citation_stale", f"{where}: the history later shows another snapshot of "
                                    f"{_show(c.doc_id)} (revision {_show(self.versions.get(c.doc_id, (None,))[0])})"))
             elif c.quote is not None and group.text_at(c.start, c.end) != c.quote:

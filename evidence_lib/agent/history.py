@@ -31,9 +31,10 @@ __all__ = ["OUTPUT_PARSERS", "Step", "compact_output", "final_answers", "malform
 def compact_output(name: str, content: str) -> Any:
     """A compact-profile reply in the article's shapes, read by :mod:`evidence_lib.profiles`; else ``None``.
 
-    manifest: ``{"candidates": [{doc_id, title}], "total", "omitted", "next_cursor"}`` (no revision, sha256 or
+    manifest: ``{"candidates": [{doc_id, revision, title}], "total", "omitted", "next_cursor"}`` (no sha256 or
     preview: the compact manifest has none); locate: ``{"excerpts": [page-like dicts]}``; read: one page dict
-    ``{doc_id, revision, sha256, start, end, text}``. Hashes may still be 12-hex prefixes here (see :func:`steps`).
+    ``{doc_id, revision, sha256, start, end, text}``, its sha256 the content handle (``#`` + hex). A block that does
+    not repeat its revision leaves it empty here: :func:`steps` fills it in from the history, in order.
     """
     from ..profiles import excerpts, manifest_rows  # the compact format's one reader (no langchain)
 
@@ -42,11 +43,11 @@ def compact_output(name: str, content: str) -> Any:
         if found is None:
             return None
         rows, total, nxt = found
-        return {"candidates": [{"doc_id": d, "title": t} for d, t in rows], "total": total,
+        return {"candidates": [{"doc_id": d, "revision": r, "title": t} for d, r, t in rows], "total": total,
                 "omitted": total - len(rows), "next_cursor": nxt}
     pages = [{"doc_id": x.doc_id, "revision": x.revision, "sha256": x.sha256, "start": x.start, "end": x.end,
               "text": x.text} for x in excerpts([content])]
-    if name == "locate_evidence" and content.startswith("locate "):
+    if name == "locate_evidence" and content.startswith("locate"):
         return {"excerpts": pages}
     if name == "read_evidence" and len(pages) == 1:
         return pages[0]
@@ -189,29 +190,31 @@ def steps(messages: Sequence[BaseMessage]) -> list[Step]:
             s.result_index, s.status, s.content = i, m.status or "success", text_of(m)
             s.body = parse_output(s.name, s.content)
             s.kind, s.error, s.reason = _kind(s.name, s.status, s.body)
-    _resolve_short_hashes(out)
+    _resolve_in_order(out)
     return out
 
 
-def _resolve_short_hashes(all_steps: list[Step]) -> None:
-    """Put full hashes in place of compact 12-hex prefixes, as ``profiles.excerpts`` resolves them in history order.
+def _resolve_in_order(all_steps: list[Step]) -> None:
+    """Fill in the revisions compact blocks leave out, as ``profiles.excerpts`` reads them in history order.
 
-    ``excerpts`` is the one place that resolves them: it is run over every reply that showed text, in order, and its
-    result is handed back to the steps (a step whose text it reads differently is left as it is).
+    ``excerpts`` is the one place that knows the rule (a block's revision is the one shown last for its doc_id, by a
+    manifest row or an earlier block): it is run over every successful reply, in order, and what it reads is handed
+    back to the steps that showed text (a step whose text it reads differently is left as it is).
     """
-    shown = sorted((s for s in all_steps if s.result_index is not None and s.pages()), key=lambda s: s.result_index)
-    if not any(isinstance(p.get("sha256"), str) and p["sha256"].endswith("…") for s in shown for p in s.pages()):
-        return
+    done = sorted((s for s in all_steps if s.result_index is not None and s.status != "error"),
+                  key=lambda s: s.result_index)
+    if not any(isinstance(p.get("sha256"), str) and p["sha256"].startswith("#") for s in done for p in s.pages()):
+        return  # no compact text in this history: nothing to fill in
     from ..profiles import excerpts
 
-    resolved = iter(excerpts([s.content for s in shown]))
-    for s in shown:
+    resolved = iter(excerpts([s.content for s in done]))
+    for s in done:
         mine = [next(resolved, None) for _ in excerpts([s.content])]
         views = s.pages()
         if len(mine) == len(views) and all(x is not None and (x.doc_id, x.start, x.end) == (v.get("doc_id"),
                                            v.get("start"), v.get("end")) for x, v in zip(mine, views)):
             for x, v in zip(mine, views):
-                v["sha256"] = x.sha256
+                v["revision"], v["sha256"] = x.revision, x.sha256
 
 
 def final_answers(messages: Sequence[BaseMessage]) -> dict[int, tuple[int, str]]:

@@ -127,13 +127,15 @@ class CarefulReader:
         return [p for s in self.here for p in s.pages()]
 
     def current(self, doc_id: str) -> tuple[str | None, str | None]:
-        """``doc_id``'s revision and sha256 now: the latest manifest's row, or, when the manifest shows neither
-        (compact profile), the latest text of it this task was shown."""
+        """``doc_id``'s revision and sha256 now: the latest manifest's row, or, when the manifest shows no sha256
+        (compact profile: its revision only), the latest text of that revision this task was shown."""
         row = next((r for r in self.manifest() if r["doc_id"] == doc_id), {})
-        if "revision" in row:
+        if row.get("sha256") is not None:
             return row.get("revision"), row.get("sha256")
-        seen = [p for p in self.shown() if p["doc_id"] == doc_id]
-        return (seen[-1].get("revision"), seen[-1].get("sha256")) if seen else (None, None)
+        seen = [p for p in self.shown() if p["doc_id"] == doc_id and row.get("revision") in (None, p.get("revision"))]
+        if seen:  # the compact manifest shows the revision only: the bytes are those of the latest text shown
+            return seen[-1].get("revision"), seen[-1].get("sha256")
+        return row.get("revision"), None
 
     def pages(self, doc_id: str) -> list[dict[str, Any]]:
         """Text of ``doc_id`` shown in this task (pages, compact excerpts), of its current revision and bytes."""

@@ -8,7 +8,8 @@ A final answer is prose with numbered markers, then a ``Sources:`` block, one li
     [1] d03@2026-10-27 [4321, 4339) "单批上限为200条，超时设为30秒。"
 
 Each line is ``[n] doc_id@revision [start, end) "quote"``: a half-open range of Python string indices, and the
-quote as a JSON string literal (so quotes and newlines survive). An answer that found no evidence starts with
+quote as a JSON string literal (so quotes and newlines survive). After the revision, a compact reply's content
+handle may follow (``d03@2026-10-27#145412``): the checker and the server resolve it to the full sha256. An answer that found no evidence starts with
 ``INSUFFICIENT EVIDENCE:`` and says what is missing; it cites nothing. :func:`parse_answer` is the only parser.
 """
 
@@ -46,12 +47,14 @@ You answer questions from evidence you fetch with three tools. The reading contr
 #: locate excerpts that are cited text. Same rules 4-6, same answer format.
 COMPACT_SYSTEM_PROMPT = """\
 You answer questions from evidence you fetch with three tools. The reading contract:
-1. Start with search_evidence. Its manifest (doc_id, title) is for choosing where to look; it is not evidence.
-2. Before you need a specific value, call locate_evidence with a literal keyword: it returns the sentence around
-   the first match in each document, with doc_id, revision and [start,end). Call read_evidence only when that
-   excerpt is not enough. Do not page through whole documents.
+1. Start with search_evidence. Its manifest (doc_id, title, and each document's revision: in the first line when
+   the rows share it) is for choosing where to look; it is not evidence.
+2. Before you need a specific value, call locate_evidence with a literal keyword: it returns short excerpts around
+   the matches, the best first, each under its doc_id and content handle (#...) with [start,end). Call
+   read_evidence only when no excerpt holds what you need. Do not page through whole documents.
 3. Cite every claim as doc_id, revision and the half-open character range [start, end) of an excerpt or page you
-   were shown. Never cite text you were not shown, and cite the revision shown, not an older one.
+   were shown (you may add the handle: d03@2026-10-27#145412). Never cite text you were not shown, and cite the
+   revision shown, not an older one.
 """ + _CONTRACT_TAIL
 
 #: The system prompt per tool profile (``evidence_tools(..., profile=...)``).
@@ -60,7 +63,8 @@ SYSTEM_PROMPTS = {"article": SYSTEM_PROMPT, "compact": COMPACT_SYSTEM_PROMPT}
 SOURCES = "Sources:"
 INSUFFICIENT = "INSUFFICIENT EVIDENCE:"
 
-_LINE = re.compile(r'^\[(?P<n>\d{1,4})\]\s+(?P<doc_id>[A-Za-z0-9][A-Za-z0-9_.-]{0,63})@(?P<revision>[^\s\[]{1,64})'
+_LINE = re.compile(r'^\[(?P<n>\d{1,4})\]\s+(?P<doc_id>[A-Za-z0-9][A-Za-z0-9_.-]{0,63})@(?P<revision>[^\s\[#]{1,64})'
+                   r'(?P<handle>#[0-9a-f]{6,64})?'
                    r'\s+\[(?P<start>\d{1,12}),\s*(?P<end>\d{1,12})\)(?:\s+(?P<quote>".*"))?\s*$')
 
 
@@ -72,6 +76,7 @@ class CitedRange:
     revision: str
     start: int
     end: int
+    sha256: str | None = None  # a compact reply's content handle ("#" + hex), when the line gives one
     quote: str | None = None
     n: int = 0  # the number the prose cites it by ([n])
 
@@ -126,5 +131,6 @@ def parse_answer(text: str) -> FinalAnswer:
         if m is None:
             problems.append(f"Sources line {i} does not parse")
             continue
-        citations.append(CitedRange(m["doc_id"], m["revision"], int(m["start"]), int(m["end"]), quote, n=int(m["n"])))
+        citations.append(CitedRange(m["doc_id"], m["revision"], int(m["start"]), int(m["end"]), m["handle"], quote,
+                                    n=int(m["n"])))
     return FinalAnswer(head.strip(), tuple(citations), insufficient, tuple(problems))

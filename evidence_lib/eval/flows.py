@@ -41,7 +41,7 @@ from ..corpus import Document, baseline_dump
 from ..index import EvidenceIndex
 from ..ledger import ReadRecord
 from ..measure import cl100k_tokens, utf8_bytes
-from ..profiles import Excerpt, excerpts, manifest_rows
+from ..profiles import Excerpt, excerpts, located_documents, manifest_rows
 from ..retrieval.bm25 import BM25Retriever, tokenize
 from ..retrieval.snapshot import RetrieverSource
 from ..toolkit import run_tool_call, tool_call
@@ -51,6 +51,9 @@ MAX_CALLS = 10
 DUMP_K = 5
 #: How far before a located match the reader starts a page (it does not know where the answer begins).
 LEAD = 200
+#: Compact: the short page read around an excerpt that does not hold the whole answer (characters before the
+#: excerpt, and after it), before any doc-restricted locate: like Deep Agents' 10 lines around a grep hit.
+NEAR_BEFORE, NEAR_AFTER = 120, 120
 
 #: How a flow picks the document to read among the candidates it was shown (see the module docstring).
 CHOOSERS = ("oracle", "overlap")
@@ -288,20 +291,31 @@ def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[
         return run
     if profile == "compact":
         shown_excerpts = excerpts([manifest, first])
-        located = [x.doc_id for x in shown_excerpts]
+        located = list(dict.fromkeys(d for d, _ in located_documents(first.content)))
         shown = _manifest_shown(manifest, profile) + [(x.doc_id, x.text) for x in shown_excerpts]
     else:  # the article locate shows offsets only: the manifest's title and preview are all the text shown
         located = [h["doc_id"] for h in _json_rows(first)]
         shown = _manifest_shown(manifest, profile)
     run.picked = choose(chooser, item, located, shown)
-    readings = [_reading(call, item["locate_term"], doc_id, profile) for doc_id in run.picked]
+    near = excerpts([manifest, first]) if profile == "compact" else []
+    readings = [_reading(call, item["locate_term"], doc_id, profile, [x for x in near if x.doc_id == doc_id])
+                for doc_id in run.picked]
     read_in_turn(readings, lambda: len(run.calls) < max_calls, answered)
     return run
 
 
-def _reading(call, term: str, doc_id: str, profile: str) -> Iterator[None]:
-    """One document's reading, one call a step: locate(term, doc_id) page by page, then a page around each match
-    not on a page read already, then pages onward from the last page read."""
+def _reading(call, term: str, doc_id: str, profile: str, shown: Sequence[Excerpt] = ()) -> Iterator[None]:
+    """One document's reading, one call a step: a short page around each excerpt already shown (compact: the
+    answer often starts a sentence or two before the match), then locate(term, doc_id) page by page, then a page
+    around each match not on a page read already, then pages onward from the last page read."""
+    pages: list[tuple[int, int]] = []  # [start, end) of the pages read so far
+    for x in shown[:1]:  # the best excerpt of this document only
+        start = max(0, x.start - NEAR_BEFORE)
+        limit = min(MAX_PAGE_CHARS, x.end - start + NEAR_AFTER)
+        msg = call("read_evidence", {"doc_id": doc_id, "offset": start, "limit": limit})
+        yield  # (not counted as a page: a match on it still gets its full page if the answer is not yet seen)
+        if msg.status == "error":
+            return
     offsets: list[int] = []
     cursor: int | None = 0
     while cursor is not None:
@@ -316,7 +330,7 @@ def _reading(call, term: str, doc_id: str, profile: str) -> Iterator[None]:
             body = json.loads(msg.content)
             batch, cursor = body["matches"], body["next_cursor"]
         offsets.extend(batch)
-    nxt, pages = None, []  # pages: [start, end) of the pages read so far
+    nxt = None
     for offset in offsets:
         if any(s <= offset < e for s, e in pages):
             continue  # this match is on a page read already

@@ -9,6 +9,7 @@ compact replies that verifies (short hashes resolved), q3 recall@k counted by ha
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
@@ -85,6 +86,8 @@ def _run(tools: list, calls: Sequence[tuple[str, dict[str, Any]]]) -> list[str]:
 
 
 # -- q1 · a locate term a reader would use ----------------------------------------------------------------
+#: A term "narrows" locate when it occurs in at most this many documents of the query's snapshot.
+MAX_NARROW_DOCS = 3
 
 def _check_terms(answer: Any) -> Result:
     if not isinstance(answer, Mapping):
@@ -112,9 +115,15 @@ def _check_terms(answer: Any) -> Result:
         in_snapshot = topic in [line.split(" ", 1)[0] for line in listing.splitlines()[1:]]
         if not in_snapshot:  # cannot happen with the shipped questions; said plainly if Python's topics change
             return incorrect(f"the topic {topic!r} is not among the candidates for ({label}) on this Python")
-        if topic in located:
-            shown.append(f"({label}) {term!r}: {len(located)} document(s)")
+        docs = int(m[1]) if (m := re.search(r" in (\d+) documents", reply.split("\n", 1)[0])) else 1
+        if topic in located and docs <= MAX_NARROW_DOCS:
+            shown.append(f"({label}) {term!r}: {docs} document(s)")
             continue
+        if topic in located:
+            return incorrect(f"{term!r} finds ({label})'s topic, but it occurs in {docs} documents: the reply fills "
+                             f"its five excerpts ({len(reply.encode('utf-8')):,} bytes) and needs a cursor for the "
+                             f"rest. Choose words rarer than the statement's own name, which match in at most "
+                             f"{MAX_NARROW_DOCS} documents")
         where = f"({label}) {question!r}"
         if not located:
             lower = any(term.lower() in d.text.lower() and term not in d.text for d in _pydoc() if d.doc_id == topic)
@@ -125,9 +134,9 @@ def _check_terms(answer: Any) -> Result:
         if term not in text:
             return incorrect(f"{term!r} is located in {', '.join(located)} for {where}, but never occurs in the "
                              f"topic {topic!r} that answers it")
-        return incorrect(f"{term!r} is located first in {', '.join(located)} for {where}: locate lists the first "
-                         f"match in at most {len(located)} documents, in rank order, and a common word fills them "
-                         f"before it reaches {topic!r}. Choose words rarer than the statement's own name")
+        return incorrect(f"{term!r} is located in {', '.join(located)} for {where}: its best excerpts come from "
+                         f"other topics, and {topic!r} is not among them. Choose words rarer than the statement's "
+                         "own name")
     return correct(f"every answering topic is among the located documents: {'; '.join(shown)}. A rare phrase from "
                    "the answering text narrows locate to the one document worth reading; the statement's own "
                    "name is everywhere in Python's docs.")
@@ -139,9 +148,10 @@ q1 = Exercise(
     ask="set terms to a dict from each label (a, b, c) to a locate term that finds the answering topic, then run "
         "this cell again.",
     hints=(
-        "locate_evidence is a literal, case-sensitive search over the query's snapshot, and the compact reply "
-        "shows the first match in at most five documents, in rank order. A word that many topics use fills those "
-        "five before it reaches the one you need.",
+        "locate_evidence is a literal, case-sensitive search over the query's snapshot. The compact reply shows at "
+        "most five excerpts, the best first, and says in how many documents the term occurs. A word that many "
+        "topics use occurs everywhere and fills the reply; a phrase only the answering topic uses narrows it to "
+        f"one or two documents (at most {MAX_NARROW_DOCS} pass this check).",
         "Read the answering topic first (read_evidence on it, or the excerpt printed above) and take a short phrase "
         "that only it is likely to use: how it says 'ends the loop', 'goes on with the next round', 'is called when "
         "the block is left'. The statement's own name (continue, with) is too common.",
@@ -152,7 +162,7 @@ q1 = Exercise(
 terms = {"a": ____, "b": ____, "c": ____}
 """,
     solution="""
-terms = {"a": "terminates the nearest", "b": "next cycle", "c": "__exit__"}
+terms = {"a": "terminates the nearest", "b": "next cycle", "c": "method is invoked"}
 for label, term in terms.items():
     tools, _ = session()
     question, topic = QUESTIONS[label]
@@ -169,12 +179,12 @@ def _cite_cases() -> list[tuple[str, list[tuple[str, dict[str, Any]]], str, int]
     """(what, calls, doc_id, how far into the last reply's excerpt of doc_id the character lies)."""
     qa, qb, qc = (QUESTIONS[k][0] for k in "abc")
     return [
-        ("a locate reply (full hash)",
+        ("a locate reply",
          [("search_evidence", {"query": qa}), ("locate_evidence", {"term": "terminates the nearest"})], "break", 5),
-        ("a second locate in the same document (short hash)",
+        ("a second locate in the same document (its revision shown before)",
          [("search_evidence", {"query": qc}), ("locate_evidence", {"term": "__exit__"}),
           ("locate_evidence", {"term": "__enter__", "doc_id": "with"})], "with", 3),
-        ("a page read after a locate (short hash)",
+        ("a page read after a locate (its revision shown before)",
          [("search_evidence", {"query": qb}), ("locate_evidence", {"term": "next cycle"}),
           ("read_evidence", {"doc_id": "continue", "offset": 0, "limit": 120})], "continue", 7),
     ]
@@ -204,10 +214,11 @@ def _check_cite(cite: Any) -> Result:
             return incorrect(f"cite should return a Citation, got {show(got)} {where}")
         check = verify_citation(corpus, got, ledger)
         if not check.ok:
-            if check.reason == "document_changed" and len(got.sha256) != 64:
-                return incorrect(f"verify_citation says document_changed {where}: {got.sha256!r} is the short "
-                                 "form (12 hex digits and …) a compact reply uses after the first time a document "
-                                 "appears; the full sha256 came in an earlier reply of the session")
+            if check.reason == "document_changed" and not got.revision:
+                return incorrect(f"verify_citation says document_changed {where}: the citation has no revision. A "
+                                 "compact reply shows a document's revision once per snapshot (in the manifest, "
+                                 "or on the first block that shows it): read every reply of the session in order, "
+                                 "not the last one alone")
             if check.reason == "text_mismatch" and isinstance(got.quote, str) and "\\" in got.quote:
                 return incorrect(f"verify_citation says text_mismatch {where}: the quote still has JSON escapes; an "
                                  "excerpt's text is a JSON string, decode it with json.loads")
@@ -218,9 +229,10 @@ def _check_cite(cite: Any) -> Result:
         if (got.start, got.end) not in shown:
             return incorrect(f"[{got.start}, {got.end}) verifies but is not one of the excerpts the replies showed "
                              f"{where}; an excerpt's [start,end) is half-open and already in document offsets")
-    return correct(f"all {len(_cite_cases())} citations verify against the corpus, including two whose document "
-                   "appeared before in the session with its full hash and then as 12 hex digits and …. The compact "
-                   "profile saves those bytes; one parser (profiles.excerpts) puts them back.")
+    return correct(f"all {len(_cite_cases())} citations verify against the corpus, by their content handles (#"
+                   "and six hex digits: the server knows the full sha256), including two whose revision was shown "
+                   "only in an earlier reply of the session. The compact profile saves those bytes; one parser "
+                   "(profiles.excerpts) puts the revision back.")
 
 
 q2 = Exercise(
@@ -229,12 +241,13 @@ q2 = Exercise(
     ask="fill in cite(replies, doc_id, at): a Citation of the excerpt of doc_id that holds character at, built from "
         "the compact replies of one session, then run this cell again.",
     hints=(
-        "A compact locate reply is a header line, then per document a line 'doc_id revision sha256', then one line "
-        "per excerpt: '[start,end) \"text\"', the range in document offsets and the text as a JSON string. A page "
-        "is one header line '... [start,end) of n ...' and its text.",
-        "The second time a document appears in a session its sha256 is shortened to 12 hex digits and …: the full "
-        "hash is in an earlier reply. evidence_lib.profiles.excerpts(replies) parses every reply of both profiles "
-        "and resolves short hashes; an Excerpt has .citation().",
+        "A compact locate reply is a header line, then per document a line 'doc_id #handle' (the handle: '#' and "
+        "the first hex digits of the sha256), then one line per excerpt: '[start,end) \"text\"', the range in "
+        "document offsets and the text as a JSON string. A page is one header line '... [start,end) of n ...' and "
+        "its text.",
+        "A document's revision is shown once per snapshot: in the manifest (its first line, when the rows share "
+        "it), or as '@revision' on the first block of that document. evidence_lib.profiles.excerpts(replies) "
+        "parses every reply of both profiles in order and puts the revision back; an Excerpt has .citation().",
         "Shape: look through excerpts(replies) (the newest first) for the one with this doc_id whose start <= at < "
         "end, and return its .citation().",
     ),

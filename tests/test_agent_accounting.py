@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_lib import ANSWER, QUESTION, article_corpus, evidence_tools
+from evidence_lib import ANSWER, QUESTION, Size, article_corpus, evidence_tools
 from evidence_lib.agent import CarefulReader, PolicyChatModel, check_history, parse_answer
-from evidence_lib.agent.accounting import PARTS, Counts, account, break_even, padded_totals, run_dump, snippet_corpus
+from evidence_lib.agent.accounting import PARTS, account, break_even, padded_totals, run_dump, snippet_corpus
 from evidence_lib.agent.history import steps
 from evidence_lib.agent.tasks import ARTICLE_TERMS, run_reader
 
@@ -18,26 +18,26 @@ def dump():
 
 def test_dump_conversation_carries_the_156982_byte_dump(dump):
     assert [c.returned for c in dump.calls] == ["1 tool call", "final answer"]
-    assert dump.parts()["tool_outputs"].bytes == 156_982
+    assert dump.parts()["tool_outputs"].utf8_bytes == 156_982
 
 
 def test_parts_add_up_to_the_cumulative_total(tmp_path, dump):
     run = run_reader(CarefulReader(ARTICLE_TERMS), tmp_path)
     acc = account(run.messages, run.tools, "protocol")
     assert len(acc.calls) == 4 and set(acc.parts()) == set(PARTS)
-    total = Counts()
+    total = Size(0, 0, 0, 0)
     for part in acc.parts().values():
         total += part
     assert total == acc.total  # every byte and token is in exactly one part
-    assert acc.parts()["schemas"].bytes == 4 * acc.calls[0].parts["schemas"].bytes  # sent on every call
-    assert acc.total.bytes < dump.total.bytes and acc.total.tokens < dump.total.tokens
+    assert acc.parts()["schemas"].utf8_bytes == 4 * acc.calls[0].parts["schemas"].utf8_bytes  # sent on every call
+    assert acc.total.utf8_bytes < dump.total.utf8_bytes and acc.total.cl100k_tokens < dump.total.cl100k_tokens
 
 
 def test_extra_turns_reach_a_break_even(tmp_path, dump):
     totals = padded_totals(tmp_path, "turns", range(0, 12))
-    n = break_even(dump.total, totals, "bytes")
+    n = break_even(dump.total, totals, "utf8_bytes")
     assert n is not None and 0 < n < 12
-    assert [t.bytes for _, t in totals] == sorted(t.bytes for _, t in totals)
+    assert [t.utf8_bytes for _, t in totals] == sorted(t.utf8_bytes for _, t in totals)
 
 
 def test_three_short_snippets_are_cheaper_returned_directly(tmp_path):
@@ -45,7 +45,7 @@ def test_three_short_snippets_are_cheaper_returned_directly(tmp_path):
     direct = run_dump(docs, ARTICLE_TERMS, QUESTION)[1]
     run = run_reader(CarefulReader(ARTICLE_TERMS), tmp_path, docs)
     assert parse_answer(run.result.answer).citations and check_history(run.messages) == []
-    assert account(run.messages, run.tools).total.bytes > direct.total.bytes
+    assert account(run.messages, run.tools).total.utf8_bytes > direct.total.utf8_bytes
 
 
 def test_compact_profile_full_context_accounting(tmp_path):
@@ -58,13 +58,13 @@ def test_compact_profile_full_context_accounting(tmp_path):
     assert (cite.doc_id, cite.revision, cite.start, cite.end, cite.quote) == ("d03", "2026-10-27", 4321, 4339, ANSWER)
     assert parse_answer(run.result.answer) == parse_answer(article.result.answer)  # the one answer format
     compact, full = account(run.messages, run.tools), account(article.messages, article.tools)
-    assert compact.total.tokens < full.total.tokens and compact.total.bytes < full.total.bytes
-    assert compact.parts()["tool_outputs"].tokens < full.parts()["tool_outputs"].tokens
+    assert compact.total.cl100k_tokens < full.total.cl100k_tokens and compact.total.utf8_bytes < full.total.utf8_bytes
+    assert compact.parts()["tool_outputs"].cl100k_tokens < full.parts()["tool_outputs"].cl100k_tokens
 
 
 def test_compact_break_even_comes_later_than_the_article_profile(tmp_path, dump):
-    article = break_even(dump.total, padded_totals(tmp_path, "turns", range(0, 12)), "tokens")
-    compact = break_even(dump.total, padded_totals(tmp_path, "turns", range(0, 16), profile="compact"), "tokens")
+    article = break_even(dump.total, padded_totals(tmp_path, "turns", range(0, 12)), "cl100k_tokens")
+    compact = break_even(dump.total, padded_totals(tmp_path, "turns", range(0, 16), profile="compact"), "cl100k_tokens")
     assert article is not None and compact is not None and compact > article
 
 

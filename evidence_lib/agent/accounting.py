@@ -22,12 +22,12 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from ..corpus import Document, baseline_dump
 from ..errors import to_json
-from ..measure import cl100k_tokens, utf8_bytes
+from ..measure import Size
 from .history import steps, text_of
 from .models import CarefulReader, sentence_around
 from .prompt import format_answer
 
-__all__ = ["DUMP_SYSTEM_PROMPT", "PARTS", "Accounting", "CallCost", "Counts", "DumpReader", "PaddedReader",
+__all__ = ["DUMP_SYSTEM_PROMPT", "PARTS", "Accounting", "CallCost", "DumpReader", "PaddedReader",
            "account", "break_even", "dump_tools", "padded_totals", "run_dump", "schema_text", "snippet_corpus"]
 
 PARTS = ("system", "schemas", "user", "tool_args", "tool_outputs", "wrappers", "answer")
@@ -39,29 +39,17 @@ Answer format: prose with markers [1], [2], then a line "Sources:" and one line 
 [1] doc_id@revision [start, end) "exact quoted text\""""
 
 
-@dataclass(frozen=True)
-class Counts:
-    bytes: int = 0
-    tokens: int = 0
-
-    def __add__(self, other: Counts) -> Counts:
-        return Counts(self.bytes + other.bytes, self.tokens + other.tokens)
-
-    @classmethod
-    def of(cls, text: str) -> Counts:
-        return cls(utf8_bytes(text), _tokens(text)) if text else cls()
+ZERO = Size(0, 0, 0, 0)
 
 
 @lru_cache(maxsize=4096)
-def _tokens(text: str) -> int:
-    return cl100k_tokens(text)
+def _size(text: str) -> Size:
+    """:meth:`Size.of` one part's text, cached (a history repeats its system prompt, schemas and wrappers)."""
+    return Size.of(text) if text else ZERO
 
 
-def _sum(counts: Sequence[Counts]) -> Counts:
-    out = Counts()
-    for c in counts:
-        out += c
-    return out
+def _sum(sizes: Sequence[Size]) -> Size:
+    return sum(sizes, ZERO)
 
 
 def schema_text(tools: Sequence[BaseTool]) -> str:
@@ -69,29 +57,29 @@ def schema_text(tools: Sequence[BaseTool]) -> str:
     return to_json([convert_to_openai_tool(t) for t in tools])
 
 
-def _parts(m: BaseMessage) -> dict[str, Counts]:
+def _parts(m: BaseMessage) -> dict[str, Size]:
     """One message split into the parts a provider is sent (or returns)."""
     text = text_of(m)
     if isinstance(m, SystemMessage):
-        return {"system": Counts.of(text), "wrappers": Counts.of(to_json({"role": "system", "content": ""}))}
+        return {"system": _size(text), "wrappers": _size(to_json({"role": "system", "content": ""}))}
     if isinstance(m, HumanMessage):
-        return {"user": Counts.of(text), "wrappers": Counts.of(to_json({"role": "user", "content": ""}))}
+        return {"user": _size(text), "wrappers": _size(to_json({"role": "user", "content": ""}))}
     if isinstance(m, ToolMessage):
         env = {"role": "tool", "tool_call_id": m.tool_call_id, "content": ""}
-        return {"tool_outputs": Counts.of(text), "wrappers": Counts.of(to_json(env))}
+        return {"tool_outputs": _size(text), "wrappers": _size(to_json(env))}
     if isinstance(m, AIMessage):
         calls = [(c.get("id"), c.get("name"), to_json(c.get("args"))) for c in m.tool_calls]
         calls += [(c.get("id"), c.get("name"), c.get("args") if isinstance(c.get("args"), str) else "")
                   for c in m.invalid_tool_calls]
         env = {"role": "assistant", "content": "",
                "tool_calls": [{"id": i, "type": "function", "function": {"name": n, "arguments": ""}} for i, n, _ in calls]}
-        return {"answer": Counts.of(text), "tool_args": _sum([Counts.of(a) for *_, a in calls]),
-                "wrappers": Counts.of(to_json(env if calls else {"role": "assistant", "content": ""}))}
-    return {"wrappers": Counts.of(text)}
+        return {"answer": _size(text), "tool_args": _sum([_size(a) for *_, a in calls]),
+                "wrappers": _size(to_json(env if calls else {"role": "assistant", "content": ""}))}
+    return {"wrappers": _size(text)}
 
 
-def _add(a: dict[str, Counts], b: dict[str, Counts]) -> dict[str, Counts]:
-    return {k: a.get(k, Counts()) + b.get(k, Counts()) for k in PARTS if k in a or k in b}
+def _add(a: dict[str, Size], b: dict[str, Size]) -> dict[str, Size]:
+    return {k: a.get(k, ZERO) + b.get(k, ZERO) for k in PARTS if k in a or k in b}
 
 
 @dataclass(frozen=True)
@@ -99,10 +87,10 @@ class CallCost:
     """One model call: what it was sent (``input``), what it returned (``output``), the running total."""
 
     call: int
-    input: Counts
-    output: Counts
-    cumulative: Counts
-    parts: dict[str, Counts]  # input and output together, by part
+    input: Size
+    output: Size
+    cumulative: Size
+    parts: dict[str, Size]  # input and output together, by part
     returned: str  # "2 tool calls" or "final answer"
 
 
@@ -114,31 +102,31 @@ class Accounting:
     calls: list[CallCost] = field(default_factory=list)
 
     @property
-    def total(self) -> Counts:
-        return self.calls[-1].cumulative if self.calls else Counts()
+    def total(self) -> Size:
+        return self.calls[-1].cumulative if self.calls else ZERO
 
-    def parts(self) -> dict[str, Counts]:
-        out: dict[str, Counts] = {}
+    def parts(self) -> dict[str, Size]:
+        out: dict[str, Size] = {}
         for c in self.calls:
             out = _add(out, c.parts)
-        return {k: out.get(k, Counts()) for k in PARTS}
+        return {k: out.get(k, ZERO) for k in PARTS}
 
     def table(self) -> str:
         """Per call and cumulative, in bytes and tokens (fixed width, stable for notebooks)."""
         head = (f"{'call':>4}  {'returned':<14} {'in bytes':>9} {'in tokens':>9} {'out bytes':>9} {'out tok':>7}"
                 f" {'cum bytes':>10} {'cum tokens':>10}")
-        rows = [f"{c.call:>4}  {c.returned:<14} {c.input.bytes:>9,} {c.input.tokens:>9,} {c.output.bytes:>9,} "
-                f"{c.output.tokens:>7,} {c.cumulative.bytes:>10,} {c.cumulative.tokens:>10,}" for c in self.calls]
+        rows = [f"{c.call:>4}  {c.returned:<14} {c.input.utf8_bytes:>9,} {c.input.cl100k_tokens:>9,} {c.output.utf8_bytes:>9,} "
+                f"{c.output.cl100k_tokens:>7,} {c.cumulative.utf8_bytes:>10,} {c.cumulative.cl100k_tokens:>10,}" for c in self.calls]
         return "\n".join([f"{self.label}:", head, *rows])
 
 
 def account(messages: Sequence[BaseMessage], tools: Sequence[BaseTool], label: str = "") -> Accounting:
     """Measure every model call in ``messages`` (one per AIMessage), with ``tools``' schemas sent on each."""
-    schemas = {"schemas": Counts.of(schema_text(tools))} if tools else {}
+    schemas = {"schemas": _size(schema_text(tools))} if tools else {}
     per = [_parts(m) for m in messages]
     out = Accounting(label)
-    sent: dict[str, Counts] = dict(schemas)
-    cumulative = Counts()
+    sent: dict[str, Size] = dict(schemas)
+    cumulative = ZERO
     for i, m in enumerate(messages):
         if isinstance(m, AIMessage):
             inp, outp = _sum(list(sent.values())), _sum(list(per[i].values()))
@@ -150,8 +138,9 @@ def account(messages: Sequence[BaseMessage], tools: Sequence[BaseTool], label: s
     return out
 
 
-def break_even(dump: Counts, totals: Sequence[tuple[int, Counts]], unit: str = "bytes") -> int | None:
-    """The first ``n`` of ``(n, total)`` pairs whose total costs more than ``dump`` in ``unit``, else ``None``."""
+def break_even(dump: Size, totals: Sequence[tuple[int, Size]], unit: str = "utf8_bytes") -> int | None:
+    """The first ``n`` of ``(n, total)`` pairs whose total costs more than ``dump`` in ``unit`` (a :class:`Size`
+    field: ``utf8_bytes`` or ``cl100k_tokens``), else ``None``."""
     return next((n for n, t in totals if getattr(t, unit) > getattr(dump, unit)), None)
 
 
@@ -230,7 +219,7 @@ def run_dump(docs: Sequence[Document], terms: Sequence[str], question: str) -> t
 
 def padded_totals(root: str | Path, mode: str, extras: Sequence[int], docs: Sequence[Document] | None = None,
                   terms: Sequence[str] = ("单批上限",), question: str | None = None,
-                  profile: str = "article") -> list[tuple[int, Counts]]:
+                  profile: str = "article") -> list[tuple[int, Size]]:
     """Cumulative cost of the careful run plus ``n`` unneeded reads (or idle turns), for each ``n`` in ``extras``.
 
     No budget and no idle stop here: this measures what the budget and the stop rules exist to prevent.

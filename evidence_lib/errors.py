@@ -126,6 +126,27 @@ LOOP_STOP_REASONS: Final[dict[str, str]] = {
 }
 
 
+#: One condition, one name per layer: what the model is told (a tool's error code), what a citation check says
+#: (``CITATION_REASONS``) and what the history checker reports (``FINDING_CODES``) for the same thing.
+#: ``None``: that layer cannot see the condition. Checked by tests/test_errors.py against the registries.
+SAME_CONDITION: Final[dict[str, dict[str, str | None]]] = {
+    "the bytes changed since they were indexed or shown": {
+        "tool": "evidence_changed", "citation": "document_changed", "finding": "citation_stale"},
+    "no such document for this principal": {
+        "tool": "unknown_doc_id", "citation": "unknown_doc_id", "finding": None},
+    "the cited text was never returned": {
+        "tool": None, "citation": "never_read", "finding": "citation_never_read"},
+    "the quote differs from the text at the range": {
+        "tool": None, "citation": "text_mismatch", "finding": "citation_text_mismatch"},
+    "the range is not inside the document": {
+        "tool": "offset_exceeds_document", "citation": "out_of_bounds", "finding": None},
+    "the answer cites nothing": {
+        "tool": None, "citation": "no_citations", "finding": "answer_without_citation"},
+    "the task's budget is spent": {
+        "tool": "budget_exhausted", "citation": None, "finding": "call_after_budget_exhausted"},
+}
+
+
 class EvidenceError(ValueError):
     """A refusal with a stable ``code``; ``details`` are safe to show the model.
 

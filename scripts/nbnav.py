@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Write the navigation line and launch badges into every notebook, and generate 00_index.ipynb.
 
+Also writes the facilitator guide's timing section (notebooks/exercises/README.md, between its timing markers):
+the index and the guide show the times of notebooks/course.toml, the one source; `--times` prints each
+notebook's minutes next to the estimate at course.toml's pace.
+
 Never typed by hand: run `python scripts/nbnav.py` after adding or renaming a notebook;
 `python scripts/nbnav.py --check` exits 1 when a notebook's navigation is stale (tests run it).
 The repository slug for the Binder/Colab badges comes from pyproject.toml
@@ -119,9 +123,102 @@ def _render(nb) -> str:
 
 
 def course() -> dict:
-    """The learner's path (minutes, prerequisites, tracks) and the glossary, from notebooks/course.toml."""
+    """The learner's path (minutes, prerequisites), the workshop's parts, the tracks and the glossary, from
+    notebooks/course.toml: the one source of every time the series states."""
     path = NOTEBOOKS / "course.toml"
     return tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+_PROMPT = re.compile(r"Try it yourself|Predict")
+
+
+def _output_text(output) -> str:
+    if output.get("output_type") == "stream":
+        return output.get("text", "")
+    return output.get("data", {}).get("text/plain", "")
+
+
+def estimate_minutes(nb, pace: dict) -> float:
+    """A careful learner's time for ``nb`` at ``pace`` (course.toml's [pace]): its prose, its code lines (not blank),
+    its output lines and its "Try it yourself" / "Predict" prompts."""
+    prose = [c.source for c in nb.cells if c.cell_type == "markdown" and c.get("id") != NAV_ID]
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    words = sum(len(text.split()) for text in prose)
+    lines = sum(1 for c in code for line in c.source.splitlines() if line.strip())
+    shown = sum(len(_output_text(o).splitlines()) for c in code for o in c.get("outputs", []))
+    prompts = sum(len(_PROMPT.findall(text)) for text in prose)
+    return (words / pace["prose_words_per_minute"] + lines / pace["code_lines_per_minute"]
+            + shown / pace["output_lines_per_minute"] + prompts * pace["minutes_per_prompt"])
+
+
+def _hours(minutes: int) -> str:
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def step_minutes(step: str, plan: dict) -> int:
+    """How long one step of a track takes: a notebook ("02"), a workshop part ("part2", intro and discussion
+    included) or a block ("lunch 60")."""
+    if re.fullmatch(r"\d\d", step):
+        return next(v["minutes"] for k, v in plan["notebooks"].items() if k[:2] == step)
+    if re.fullmatch(r"part\d", step):
+        return plan["workshop"][step]["minutes"]
+    return int(step.rsplit(" ", 1)[1])
+
+
+def step_label(step: str) -> str:
+    """A step as a track shows it: 02, part 2, lunch."""
+    if re.fullmatch(r"part\d", step):
+        return f"part {step[4:]}"
+    return step if re.fullmatch(r"\d\d", step) else step.rsplit(" ", 1)[0]
+
+
+def _clock(minutes: int) -> str:
+    return f"{minutes // 60}:{minutes % 60:02d}"
+
+
+def _day(steps: list[str], plan: dict, starts: str | None) -> str:
+    if starts is None:
+        items = [f"{step_label(s)} ({step_minutes(s, plan)})" for s in steps]
+        return " → ".join(items) + f" = {sum(step_minutes(s, plan) for s in steps)} min."
+    h, m = map(int, starts.split(":"))
+    at, items = h * 60 + m, []
+    for s in steps:
+        items.append(f"{_clock(at)} {step_label(s)} ({step_minutes(s, plan)})")
+        at += step_minutes(s, plan)
+    return " · ".join(items) + f" · {_clock(at)} end."
+
+
+def render_track(track: dict, plan: dict) -> str:
+    """One track as one paragraph: its title and length, what to do before, each day's steps with their minutes
+    (and clock times when the track has them), then its text."""
+    if "starts" in track:
+        length = f"{track['starts']}-{track['ends']}" + (" each day" if len(track["days"]) > 1 else "")
+    else:
+        length = f"{track['minutes']} min"
+    parts = [f"**{track['title']}** ({length})."]
+    if track.get("before"):
+        before = ", ".join(f"{step_label(s)} ({step_minutes(s, plan)} min)" for s in track["before"])
+        parts.append(f"Before: {before}.")
+    days = track["days"]
+    for i, steps in enumerate(days, 1):
+        lead = f"Day {i}: " if len(days) > 1 else ("In the room: " if "starts" not in track else "")
+        parts.append(lead + _day(steps, plan, track.get("starts")))
+    parts.append(" ".join(track.get("text", "").split()))
+    return " ".join(p for p in parts if p)
+
+
+def tracks_text(plan: dict) -> str:
+    return "\n\n".join(render_track(t, plan) for t in plan.get("tracks", {}).values())
+
+
+def _in_tracks(stem: str, plan: dict) -> str:
+    shown = []
+    for track in plan.get("tracks", {}).values():
+        if stem[:2] in track.get("before", []):
+            shown.append(f"{track['short']} (before)")
+        elif any(stem[:2] in day for day in track["days"]):
+            shown.append(track["short"])
+    return " · ".join(shown)
 
 
 def _path_rows(series_nbs: list[tuple[Path, object]], plan: dict) -> list[str]:
@@ -130,10 +227,65 @@ def _path_rows(series_nbs: list[tuple[Path, object]], plan: dict) -> list[str]:
         info = plan.get("notebooks", {}).get(path.stem, {})
         needs = ", ".join(f"[{n}]({next((p.name for p, _ in series_nbs if p.stem[:2] == n), '')})"
                           for n in info.get("needs", [])) or "none"
-        tracks = " · ".join({"workshop": "90 min", "day": "full day"}[t] for t in info.get("tracks", []))
         minutes = f"{info['minutes']} min" if "minutes" in info else ""
-        rows.append(f"| [{path.stem[:2]}]({path.name}) | {title_of(nb)} | {minutes} | {needs} | {tracks} |")
+        rows.append(f"| [{path.stem[:2]}]({path.name}) | {title_of(nb)} | {minutes} | {needs} | "
+                    f"{_in_tracks(path.stem, plan)} |")
     return rows
+
+
+def _pace_text(plan: dict, n: int) -> str:
+    pace = plan["pace"]
+    total = sum(v["minutes"] for v in plan["notebooks"].values())
+    return (f"Times are a careful learner's: prose read at {pace['prose_words_per_minute']} words a minute, code at "
+            f"{pace['code_lines_per_minute']} lines and output at {pace['output_lines_per_minute']} lines a minute, "
+            f"{pace['minutes_per_prompt']:g} minutes for each try-it-yourself prompt "
+            f"([course.toml](course.toml)): {total} minutes ({_hours(total)}) for the {n} notebooks.")
+
+
+def _workshop_totals(plan: dict) -> str:
+    work = sum(v["work"] for v in plan["workshop"].values())
+    session = sum(v["minutes"] for v in plan["workshop"].values())
+    return f"{work} minutes of work, {session} ({_hours(session)}) with intro and discussion"
+
+
+def _part_title(name: str) -> tuple[str, str]:
+    title = title_of(nbformat.read(SOLUTIONS / name, as_version=4))
+    m = re.match(r"Workshop part (\d+) · (.+)$", title)
+    return (m.group(1), m.group(2)) if m else (Path(name).stem, title)
+
+
+def _exercise_count(name: str) -> int:
+    nb = nbformat.read(SOLUTIONS / name, as_version=4)
+    return sum("solution" in c.metadata.get("tags", []) for c in nb.cells)
+
+
+GUIDE = EXERCISES / "README.md"
+GUIDE_BEGIN = "<!-- timing: written by scripts/nbnav.py from ../course.toml; edit course.toml, not this section -->"
+GUIDE_END = "<!-- end of timing -->"
+
+
+def guide_timing(plan: dict) -> str:
+    """The facilitator guide's timing section: the parts' minutes, their sum, and the tracks."""
+    rows = []
+    for name in workshop_parts():
+        number, topic = _part_title(name)
+        part = plan["workshop"][Path(name).stem.removeprefix("workshop_")]
+        rows.append(f"| {number} · {topic} | {_exercise_count(name)} | {part['work']} min | {part['minutes']} min |")
+    return (f"{GUIDE_BEGIN}\n\n| part | exercises | working time | with intro and discussion |\n|---|---|---|---|\n"
+            + "\n".join(rows) + f"\n\nIn all: {_workshop_totals(plan)}. The tracks (from the index, "
+            "[00_index](../00_index.ipynb); a part always takes its time above, intro and discussion included):\n\n"
+            + tracks_text(plan) + f"\n\n{GUIDE_END}")
+
+
+def _guide_text(plan: dict) -> str | None:
+    """The guide with its timing section rewritten, or None if it has no markers."""
+    if not GUIDE.exists():
+        return None
+    text = GUIDE.read_text(encoding="utf-8")
+    if GUIDE_BEGIN not in text or GUIDE_END not in text:
+        return None
+    head, rest = text.split(GUIDE_BEGIN, 1)
+    return head + guide_timing(plan) + rest.split(GUIDE_END, 1)[1]
 
 
 def _glossary(plan: dict, series_nbs: list[tuple[Path, object]]) -> str:
@@ -149,25 +301,25 @@ def _index_text(series_nbs: list[tuple[Path, object]], repo: str, branch: str) -
     rows = _path_rows(series_nbs, plan)
     parts = []
     for name in workshop_parts():
-        title = title_of(nbformat.read(SOLUTIONS / name, as_version=4))
-        m = re.match(r"Workshop part (\d+) · (.+)$", title)
-        number, topic = (m.group(1), m.group(2)) if m else (Path(name).stem, title)
-        parts.append(f"| [{number}]({_rel(EXERCISES / name, NOTEBOOKS)}) | {topic} | "
-                     f"[solutions]({_rel(SOLUTIONS / name, NOTEBOOKS)}) |")
+        number, topic = _part_title(name)
+        part = plan.get("workshop", {}).get(Path(name).stem.removeprefix("workshop_"), {})
+        parts.append(f"| [{number}]({_rel(EXERCISES / name, NOTEBOOKS)}) | {topic} | {part.get('work', '')} min | "
+                     f"{part.get('minutes', '')} min | [solutions]({_rel(SOLUTIONS / name, NOTEBOOKS)}) |")
     index = nbformat.v4.new_notebook()
     index.metadata = {"kernelspec": kernelspec(), "language_info": language_info()}  # as JupyterLab writes them
     intro = nbformat.v4.new_markdown_cell(
         "# Read evidence on demand: the series\n\n"
         "Keep retrieval results out of an LLM's context and read evidence on demand. Each notebook imports the "
         "shared library `evidence_lib`, runs offline and is checked by strict nbval.\n\n"
-        "## The path\n\nIn this order; times are a facilitator's estimate for reading and running each notebook "
-        "once, try-it-yourself prompts included.\n\n"
+        f"## The path\n\nIn this order. {_pace_text(plan, len(series_nbs))}\n\n"
         "| # | notebook | time | do first | tracks |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
-        + "".join(f"**{t['title']}.** {' '.join(t['text'].split())}\n\n" for t in plan.get("tracks", {}).values())
-        + "## Workshop\n\n"
+        "## Workshop\n\n"
         "Hands-on exercises that follow the series, each checked on the spot. Open the student copy; the "
-        "facilitator guide (timing, goals, common mistakes) is [exercises/README.md](exercises/README.md).\n\n"
-        "| part | topic | facilitators |\n|---|---|---|\n" + "\n".join(parts) + "\n\n"
+        "facilitator guide (timing, goals, common mistakes) is [exercises/README.md](exercises/README.md). "
+        f"The seven parts: {_workshop_totals(plan)}.\n\n"
+        "| part | topic | work | in a session | facilitators |\n|---|---|---|---|---|\n" + "\n".join(parts) + "\n\n"
+        "## Tracks\n\nEach track lists its steps with their minutes from the tables above; a workshop part counts "
+        "with its intro and discussion.\n\n" + tracks_text(plan) + "\n\n"
         + badges(NOTEBOOKS / INDEX, repo, branch))
     intro.id = "index"
     if plan.get("glossary"):
@@ -199,13 +351,29 @@ def apply(paths: list[Path], repo: str, branch: str) -> dict[Path, str]:
     ipath = NOTEBOOKS / INDEX
     if not ipath.exists() or ipath.read_text(encoding="utf-8") != text:
         changed[ipath] = text
+    guide = _guide_text(course())
+    if guide is not None and guide != GUIDE.read_text(encoding="utf-8"):
+        changed[GUIDE] = guide
     return changed
+
+
+def print_times() -> None:
+    """Each notebook's minutes in course.toml next to the pace's estimate (what to update after an edit)."""
+    plan = course()
+    for path in series():
+        stated = plan["notebooks"].get(path.stem, {}).get("minutes")
+        estimate = estimate_minutes(nbformat.read(path, as_version=4), plan["pace"])
+        print(f"{path.stem:<32} course.toml {stated!s:>4} min   pace estimate {estimate:5.1f} min")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if any notebook's navigation is stale")
+    parser.add_argument("--times", action="store_true", help="print each notebook's minutes and the pace's estimate")
     args = parser.parse_args(argv)
+    if args.times:
+        print_times()
+        return 0
     repo, branch = settings()
     changed = apply(series(), repo, branch)
     if args.check:

@@ -734,16 +734,6 @@ def test_student_copy_replaces_solutions_by_stubs_without_running():
         assert not any("](../../" in c.source for c in copy.cells if c.cell_type == "markdown")
 
 
-def test_time_estimates_match_the_facilitator_guide():
-    table = dict(re.findall(r"^\| (\d) · .*? \| \d+ \| (\d+ min \| \d+) min \|$",
-                            (EXERCISES_DIR / "README.md").read_text(encoding="utf-8"), flags=re.MULTILINE))
-    assert len(table) == len(PARTS)
-    for path in _solution_notebooks():
-        intro = " ".join(nbformat.read(path, as_version=4).cells[1].source.split())
-        work, total = re.search(r"about (\d+) minutes of work \((\d+) with intro and discussion\)", intro).groups()
-        assert f"{work} min | {total}" == table[re.search(r"part(\d)", path.name).group(1)], path.name
-
-
 def test_student_copy_has_its_own_generated_navigation():
     for path in _solution_notebooks():
         copy = msc.student_copy(path)

@@ -51,7 +51,7 @@ RELEVANCE_CUT = 2
 WRAP_REACH = 64
 #: Longest compact excerpt: windows of one document merge only up to this many characters ...
 MAX_EXCERPT_CHARS = 480
-#: ... when they overlap or leave at most this many characters between them (shown as part of the excerpt).
+#: ... when they overlap, touch, or leave at most this many characters between them (shown as part of the excerpt).
 EXCERPT_GAP_CHARS = 0
 #: What an empty retriever slot means (the manifest's note; the count never depends on hidden documents).
 UNFILLED_NOTE = ("fewer documents you may see matched, or the over-fetch limit was reached; search with other words "
@@ -275,10 +275,12 @@ class _Session:
     def _compact_locate(self, term: str, only: IndexEntry | None, cursor: int) -> str:
         """Compact locate: excerpts around the matches, the best first, with per-document counts and a cursor.
 
-        Every match (up to ``MAX_LOCATE_MATCHES``) gets a sentence-bounded window; overlapping windows of one
-        document merge into one excerpt. Excerpts are ranked by how many words of the last search query they hold,
-        then breadth first (each document's first excerpt before any second one), then in rank order; a page
-        shows ``max_positions`` of them (``max_doc_matches`` inside one document), grouped by document.
+        Every match (up to ``MAX_LOCATE_MATCHES``) gets a sentence window bounded in characters; windows of one
+        document that overlap or touch merge into one excerpt (up to ``MAX_EXCERPT_CHARS``). Excerpts are ranked
+        by how many words of the last search query they hold, then breadth first (each document's first excerpt
+        before any second one), then in rank order. A page shows at most ``COMPACT_EXCERPTS`` of them
+        (``max_doc_matches`` inside one document), only those within ``RELEVANCE_CUT`` query words of the best,
+        grouped by document; an ``also:`` line names the other documents with matches, and the cursor pages on.
         """
         opts = self.locate_options
         entries = [only] if only is not None else self.readable()
@@ -293,7 +295,7 @@ class _Session:
             s, e = self._window(by_id[d], offset, self._match_end(by_id[d], offset, term))
             if units and units[-1][0] == d and s <= units[-1][2] + EXCERPT_GAP_CHARS \
                     and max(e, units[-1][2]) - units[-1][1] <= MAX_EXCERPT_CHARS:
-                # windows that overlap or nearly touch merge (the short gap between them shown too), up to a bound
+                # windows that overlap or touch (or leave a gap of at most EXCERPT_GAP_CHARS) merge, up to a bound
                 units[-1][2] = max(e, units[-1][2])
                 units[-1][3] += 1
             else:

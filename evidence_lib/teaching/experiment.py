@@ -117,8 +117,8 @@ def _run_compact(root: str | Path) -> dict[str, Any]:
         **{k: v for k, v in _table(len(docs), before, after).items() if "approx" not in k},
         "calls": {"search_evidence": Size.of(listing).utf8_bytes, "locate_evidence": Size.of(positions).utf8_bytes,
                   "read_evidence": 0},
-        "page": "not needed: locate returned the sentence around the match with doc_id, revision, sha256 and "
-                "[start, end), which is what the answer cites",
+        "page": "not needed: locate returned the sentence around the match with doc_id, its content handle "
+                "(resolved to the sha256 by the server) and [start, end), which is what the answer cites",
         "message_class": type(listing).__name__,
         "verified_excerpt": cited.text,
         "citation": {"doc_id": cited.doc_id, "revision": cited.revision, "start": cited.start, "end": cited.end,

@@ -16,7 +16,7 @@ RUN_NBVAL = ws=$$(mktemp -d) && trap 'rm -rf "$$ws"' EXIT && trap 'exit 130' INT
             EVIDENCE_WORKSPACE="$$ws" $(BIN)/python -m pytest -q $(NBVAL) notebooks
 
 .PHONY: bench-eval setup venv fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help \
-        postgres-up postgres-down test-store bench-store site test-site
+        postgres-up postgres-down test-store bench-store site test-site site-font
 
 help:
 	@echo "make lab            open JupyterLab on notebooks/ (sets everything up first)"
@@ -30,7 +30,9 @@ help:
 	@echo "make test-store     the store's contract tests on memory, SQLite and PostgreSQL (starts/stops the server)"
 	@echo "make bench-store    the store's scale benchmark (bench/results/store.json and .png; QUICK=1 for a smoke run)"
 	@echo "make site           build the static website into build/site/ from the executed notebooks (BASE_URL=/<repo>)"
-	@echo "make test-site      build the website, then check every page, link and image in headless Chromium"
+	@echo "make test-site      build the website, then check it in headless Chromium without system CJK fonts: pages,"
+	@echo "                    links, images, Chinese glyphs, clipping at 1280 and 390 px, search (screenshots in build/screenshots/)"
+	@echo "make site-font      regenerate the website's Chinese web font (site/_static/fonts/) from the built pages"
 
 $(STAMP): pyproject.toml
 	@if [ ! -x $(BIN)/python ]; then \
@@ -131,6 +133,8 @@ bench-store: setup
 # The static website (scripts/build_site.py, site/): Sphinx + MyST-NB from site/requirements.txt (exact versions,
 # installed into the venv once, again when that file changes), rendering the committed outputs without running
 # anything. BASE_URL=/<repo> for a project site sets the canonical URLs; the links are relative.
+# EVIDENCE_SITE_REPOSITORY=owner/name turns on the Binder, Colab and GitHub links (none without it: pyproject's
+# repository is a placeholder until a build names it; the build fails if a page still names the placeholder).
 SITE_STAMP := $(VENV)/.site-installed
 $(SITE_STAMP): site/requirements.txt $(STAMP)
 	@echo "site: installing the website's build tools (site/requirements.txt) into $(VENV)"
@@ -140,7 +144,14 @@ $(SITE_STAMP): site/requirements.txt $(STAMP)
 site: $(SITE_STAMP)
 	$(BIN)/python scripts/build_site.py
 
+# No system CJK font is installed or used: the site ships its own (site/_static/fonts/), and the test runs Chromium
+# with a fontconfig that leaves out every font with Chinese glyphs, to prove it.
 test-site: site
 	bash scripts/install_browser.sh $(VENV)
-	bash scripts/install_site_fonts.sh
 	EVIDENCE_SITE_TEST=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/browser/test_site.py
+
+# After a page gains a Chinese character: the subset of every CJK character the built pages show (plus those it
+# had, plus headroom), from Debian's fonts-noto-cjk (fetched into build/font-source/ if not installed).
+site-font: site
+	$(BIN)/python scripts/subset_site_font.py
+	$(BIN)/python scripts/build_site.py

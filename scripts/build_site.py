@@ -9,14 +9,24 @@ What this script does, in a staging folder (``build/site-src/``, rebuilt every t
 are never changed:
 
 * copies the pages in the series' order, found by glob (never a hard-coded list, so new notebooks appear by
-  themselves): ``notebooks/NN_*.ipynb`` sorted, then the workshop (``notebooks/exercises/README.md``, the student
-  copies ``workshop_part*.ipynb`` and their ``solutions/``);
-* writes the landing page ``index.md`` with the table of contents and a ``figures.md`` page showing every PNG
-  in ``figures/`` (with a link to its SVG);
+  themselves): ``notebooks/NN_*.ipynb`` sorted, then the workshop (the student copies ``workshop_part*.ipynb``),
+  then the facilitator material (``notebooks/exercises/README.md``, the facilitator guide, and ``solutions/``);
+* makes ``00_index.ipynb`` the home page (staged as ``index.ipynb``, the links to it rewritten), with a note on
+  what these pages are and the sidebar's sections as hidden toctrees: "The series", "Workshop", "Facilitators"
+  and "Figures". The site title links home; the sidebar has no second home entry;
+* marks each solution as facilitator material (its title starts "Solutions ·", a note links the student copy);
+* writes a ``figures.md`` page showing every PNG in ``figures/`` (with a link to its SVG);
 * injects a note after every widget cell (an ipywidgets output: in the committed notebooks only its
   ``text/plain`` summary is stored) saying that the controls need a live kernel;
-* swaps the Binder / Colab badge images (hot-linked from their sites) for local copies, so every page is
-  self-contained; the badges still link to Binder and Colab.
+* launch links (Binder, Colab, the GitHub button) only for a configured repository: ``EVIDENCE_SITE_REPOSITORY``
+  (``owner/name``, e.g. ``${{ github.repository }}`` in a Pages workflow). pyproject.toml's
+  ``[tool.evidence-series] repository`` is what scripts/nbnav.py writes into the notebooks' badges; until a
+  build confirms it (or names another) it counts as a placeholder: the badges are dropped from the staged
+  pages, and a build whose output still names it fails. With a repository the badges point at it and their
+  images are local copies, so every page is self-contained.
+
+After Sphinx, the build fails if a built file names the placeholder repository, and warns if a page shows a
+CJK character the site's web font (site/_static/fonts/, ``scripts/subset_site_font.py``) lacks.
 
 Usage: ``python scripts/build_site.py [--out build/site]``. ``BASE_URL`` (e.g. ``/read-evidence-on-demand`` for a
 project site at ``https://<owner>.github.io/read-evidence-on-demand/``) sets the pages' canonical URLs
@@ -32,9 +42,13 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import subset_site_font  # noqa: E402  (scripts/: the site font's characters)
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -44,6 +58,18 @@ BADGES = {  # hot-linked badge image -> local copy under site/badges/
     "https://mybinder.org/badge_logo.svg": "binder-badge.svg",
     "https://colab.research.google.com/assets/colab-badge.svg": "colab-badge.svg",
 }
+LAUNCH_LINK = ("https://mybinder.org/v2/gh/", "https://colab.research.google.com/github/")
+#: A launch badge as scripts/nbnav.py writes it: [![alt](badge image)](launch link).
+BADGE_LINK = re.compile(r"[ \t]*\[!\[[^\]]*\]\((?:" + "|".join(map(re.escape, BADGES)) + r")\)\]\((?:"
+                        + "|".join(map(re.escape, LAUNCH_LINK)) + r")[^)\s]*\)")
+REPOSITORY_ENV = "EVIDENCE_SITE_REPOSITORY"
+SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}")
+INDEX = "00_index"  # the series' index notebook: the site's home page, staged as index.ipynb
+#: A relative link to the index notebook, from any folder: ](00_index.ipynb ](../00_index.ipynb#glossary ...
+INDEX_LINK = re.compile(r"(\]\((?:\.\./)*)" + INDEX + r"\.ipynb(?=[#)])")
+#: A markdown link's target: ](path) or ](path#fragment).
+LINK_TARGET = re.compile(r"\]\(([^)\s#]+)(?:#[^)\s]*)?\)")
+TEXT_SUFFIXES = {".html", ".js", ".txt", ".ipynb", ".md", ".json", ".css", ".xml", ".svg"}
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: The text/plain summary evidence_lib.teaching.widgets stores for a widget (see its ``__repr__``).
 WIDGET_REPR = re.compile(r"^<\w+: .*; call \.set\(\.\.\.\) and \.state_text\(\)>$", re.S)
@@ -52,9 +78,26 @@ WIDGET_NOTE = """\
 :class: important
 
 The output above is only the widget's stored text summary: its sliders and buttons do not work on this static
-page. To use them, open `{path}` in JupyterLab (`make lab`) or launch it on Binder with the badge at the top of
-the page, and run the cells. The cells after it drive the same widget from code, so their printed numbers are the
+page. To use them, open `{path}` in JupyterLab (`make lab`){binder}, and run the cells. The cells after it drive the same widget from code, so their printed numbers are the
 ones you would see.
+```
+"""
+
+
+SITE_NOTE = """\
+```{{note}}
+These pages are the notebooks as committed, with their stored outputs: nothing is re-run here. Everything runs
+offline: to run a notebook, clone the repository and `make lab`{binder}. The interactive widgets of notebook 10
+need that live kernel. The workshop's solutions and facilitator guide are in the sidebar's *Facilitators*
+section.
+```
+"""
+SOLUTION_NOTE = """\
+```{{admonition}} Facilitator material
+:class: tip
+
+The worked solutions of [the student copy]({student}), which learners fill in. Learners: try the exercises
+there first; the facilitator guide is in the sidebar's *Facilitators* section.
 ```
 """
 
@@ -62,6 +105,65 @@ ones you would see.
 def series() -> list[Path]:
     """The series in order: notebooks/NN_*.ipynb, sorted (00_index first)."""
     return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def series_settings() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8")).get("tool", {}).get(
+        "evidence-series", {})
+
+
+def site_repository() -> str | None:
+    """The repository the launch links point at: EVIDENCE_SITE_REPOSITORY (owner/name), or None: no links."""
+    value = os.environ.get(REPOSITORY_ENV, "").strip()
+    if not value:
+        return None
+    if not SLUG.fullmatch(value):
+        raise SystemExit(f"{REPOSITORY_ENV}={value!r} is not a GitHub owner/name")
+    return value
+
+
+def placeholder_slugs(repository: str | None) -> list[str]:
+    """pyproject.toml's repository while the build does not confirm it: it must not appear in the site."""
+    slug = series_settings().get("repository", "")
+    return [slug] if slug and slug != repository else []
+
+
+def files_naming(out: Path, slugs: list[str]) -> list[str]:
+    """The built text files (pages, sources, search index) that contain one of ``slugs``, as-is or URL-encoded."""
+    needles = [n for s in slugs for n in (s, s.replace("/", "%2F"), s.replace("/", "%2f"))]
+    found = []
+    for path in sorted(out.rglob("*")):
+        if path.is_file() and path.suffix in TEXT_SUFFIXES:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if any(n in text for n in needles):
+                found.append(path.relative_to(out).as_posix())
+    return found
+
+
+def launch_links(text: str, repository: str | None) -> str:
+    """The Binder / Colab badges: dropped without a repository, else pointing at it with local images."""
+    if repository is None:
+        stripped, n = BADGE_LINK.subn("", text)
+        return re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n\n", stripped).strip("\n") if n else text
+    for slug in placeholder_slugs(repository):
+        text = BADGE_LINK.sub(lambda m: m.group(0).replace(f"/{slug}/", f"/{repository}/"), text)
+    for url, name in BADGES.items():
+        text = text.replace(url, f"/_badges/{name}")  # "/" = the staging root
+    return text
+
+
+def linked_files(text: str, folder: Path) -> list[Path]:
+    """Files under notebooks/ that a page in ``folder`` links to and that are not pages (e.g. course.toml): the
+    staging copies them, so that the links become downloads instead of missing cross-references."""
+    found = []
+    for m in LINK_TARGET.finditer(text):
+        target = m.group(1)
+        if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", target) or target.startswith("/") or target.endswith((".ipynb", ".md")):
+            continue
+        path = (folder / target).resolve()
+        if path.is_file() and path.is_relative_to(NOTEBOOKS):
+            found.append(path)
+    return found
 
 
 def workshop() -> tuple[list[Path], list[Path]]:
@@ -78,18 +180,31 @@ def is_widget_output(output: dict) -> bool:
     return output.get("output_type") == "execute_result" and bool(WIDGET_REPR.match(text.strip()))
 
 
-def transform(nb: nbformat.NotebookNode, rel: str) -> tuple[nbformat.NotebookNode, int]:
-    """The staged copy: local badge images, a live-kernel note after each widget cell. Returns (nb, widgets)."""
+def binder_hint(repository: str | None) -> str:
+    return " or launch it on Binder with the badge at the top of the page" if repository else ""
+
+
+def transform(nb: nbformat.NotebookNode, rel: str, repository: str | None) -> tuple[nbformat.NotebookNode, int]:
+    """The staged copy: launch badges (or none), links to the index as the home page, a live-kernel note after
+    each widget cell; a solution is marked as facilitator material. Returns (nb, widgets)."""
     cells, widgets = [], 0
+    solution = rel.startswith("exercises/solutions/")
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            for url, name in BADGES.items():
-                cell.source = cell.source.replace(url, f"/_badges/{name}")  # "/" = the staging root
+            cell.source = INDEX_LINK.sub(r"\1index.ipynb", launch_links(cell.source, repository))
+            if solution and re.search(r"^# ", cell.source, re.M) and not any(
+                    c.get("id") == "site-solution-note" for c in cells):
+                cell.source = re.sub(r"^# ", "# Solutions · ", cell.source, count=1, flags=re.M)
+                cells.append(cell)
+                cells.append(nbformat.v4.new_markdown_cell(
+                    SOLUTION_NOTE.format(student=f"../{Path(rel).name}"), id="site-solution-note"))
+                continue
         cells.append(cell)
         if cell.cell_type == "code" and any(is_widget_output(o) for o in cell.get("outputs", [])):
             widgets += 1
-            cells.append(nbformat.v4.new_markdown_cell(WIDGET_NOTE.format(path=f"notebooks/{rel}"),
-                                                       id=f"site-widget-note-{widgets}"))
+            cells.append(nbformat.v4.new_markdown_cell(
+                WIDGET_NOTE.format(path=f"notebooks/{rel}", binder=binder_hint(repository)),
+                id=f"site-widget-note-{widgets}"))
     nb.cells = cells
     return nb, widgets
 
@@ -105,10 +220,11 @@ def title_of(path: Path) -> str:
 
 
 def toctree(caption: str, entries: list[str]) -> str:
-    return "```{toctree}\n:caption: " + caption + "\n:maxdepth: 1\n\n" + "\n".join(entries) + "\n```\n"
+    """A sidebar section: a hidden toctree (the home page lists the notebooks itself, with times)."""
+    return "```{toctree}\n:caption: " + caption + "\n:maxdepth: 1\n:hidden:\n\n" + "\n".join(entries) + "\n```\n"
 
 
-def stage(src: Path) -> dict[str, int]:
+def stage(src: Path, repository: str | None = None) -> dict[str, int]:
     if src.exists():
         shutil.rmtree(src)
     (src / "_badges").mkdir(parents=True)
@@ -118,15 +234,27 @@ def stage(src: Path) -> dict[str, int]:
     students, solutions = workshop()
     pages = series() + students + solutions
     counts = {"notebooks": len(pages), "widget cells": 0, "figures": 0}
+    staged = {}
     for path in pages:
         rel = path.relative_to(NOTEBOOKS).as_posix()
-        nb, widgets = transform(nbformat.read(path, as_version=4), rel)
+        nb, widgets = transform(nbformat.read(path, as_version=4), rel, repository)
         counts["widget cells"] += widgets
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, src / rel)
+        staged[rel] = nb
     readme = NOTEBOOKS / "exercises" / "README.md"
     if readme.exists():
-        shutil.copy2(readme, src / "exercises" / "README.md")
+        (src / "exercises").mkdir(parents=True, exist_ok=True)
+        text = INDEX_LINK.sub(r"\1index.ipynb", launch_links(readme.read_text(encoding="utf-8"), repository))
+        (src / "exercises" / "README.md").write_text(text, encoding="utf-8")
+        linked = set(linked_files(text, readme.parent))
+    else:
+        linked = set()
+    for rel, nb in staged.items():
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                linked |= set(linked_files(cell.source, (NOTEBOOKS / rel).parent))
+    for path in sorted(linked):
+        (src / path.relative_to(NOTEBOOKS)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, src / path.relative_to(NOTEBOOKS))
 
     figures = sorted(FIGURES.glob("*.png"))
     counts["figures"] = len(figures)
@@ -143,24 +271,30 @@ def stage(src: Path) -> dict[str, int]:
         (src / "figures.md").write_text("\n".join(lines), encoding="utf-8")
 
     stem = lambda p: p.relative_to(NOTEBOOKS).with_suffix("").as_posix()  # noqa: E731
-    index = [
-        "# Read evidence on demand", "",
-        "A Jupyter tutorial series and its library, `evidence_lib`: search returns a bounded **manifest**, locate "
-        "returns **positions**, read returns bounded **pages** with revision, sha256 and a half-open `[start, end)` "
-        "range, so every cited sentence can be traced back to the exact snapshot it came from.", "",
-        "These pages are the committed notebooks with their stored outputs, not re-run. Everything runs offline: "
-        "to run a notebook, clone the repository and `make lab`, or use the Binder badge at the top of each page. "
-        "The interactive widgets of notebook 10 need that live kernel.", "",
-        toctree("The series", [stem(p) for p in series()]),
-    ]
-    workshop_entries = (["exercises/README"] if readme.exists() else []) + [stem(p) for p in students]
-    if workshop_entries:
-        index.append(toctree("Workshop", workshop_entries))
-    if solutions:
-        index.append(toctree("Workshop solutions (facilitators)", [stem(p) for p in solutions]))
+    home = f"{INDEX}.ipynb"
+    if home not in staged:
+        raise SystemExit(f"notebooks/{home} is missing: the site's home page is the series index")
+    sections = [toctree("The series", [stem(p) for p in series() if p.name != home])]
+    if students:
+        sections.append(toctree("Workshop", [stem(p) for p in students]))
+    facilitators = (["exercises/README"] if readme.exists() else []) + [stem(p) for p in solutions]
+    if facilitators:
+        sections.append(toctree("Facilitators", facilitators))
     if figures:
-        index.append(toctree("Figures", ["figures"]))
-    (src / "index.md").write_text("\n".join(index), encoding="utf-8")
+        sections.append(toctree("Figures", ["figures"]))
+    nb = staged.pop(home)
+    note = SITE_NOTE.format(binder=", or use the Binder badge at the top of each page" if repository else "")
+    title = next((c for c in nb.cells if c.cell_type == "markdown" and re.search(r"^# ", c.source, re.M)), None)
+    if title is None:
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(note, id="site-note"))
+    else:  # after the title and its first paragraph
+        m = re.search(r"^# .*\n+(?:.+\n)*?(?:\n|$)", title.source + "\n", re.M)
+        title.source = title.source[:m.end()].rstrip("\n") + "\n\n" + note + "\n" + title.source[m.end():].lstrip("\n")
+    nb.cells.append(nbformat.v4.new_markdown_cell("\n".join(sections), id="site-toctree"))
+    staged["index.ipynb"] = nb
+    for rel, nb in staged.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, src / rel)
     return counts
 
 
@@ -170,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--src", type=Path, default=ROOT / "build" / "site-src", help="staging folder")
     args = parser.parse_args(argv)
     started = time.monotonic()
-    counts = stage(args.src)
+    repository = site_repository()
+    counts = stage(args.src, repository)
     print("site 1/2: staged " + ", ".join(f"{n} {k}" for k, n in counts.items()) + f" in {args.src}")
     if args.out.exists():
         shutil.rmtree(args.out)
@@ -178,12 +313,27 @@ def main(argv: list[str] | None = None) -> int:
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", "-W", "--keep-going", "-j", "auto",
            "-c", str(CONF_DIR), "-d", str(doctrees), str(args.src), str(args.out)]
     base = os.environ.get("BASE_URL", "")
-    print(f"site 2/2: sphinx-build into {args.out}" + (f" (BASE_URL={base})" if base else ""))
-    result = subprocess.run(cmd, cwd=ROOT)
+    print(f"site 2/2: sphinx-build into {args.out}" + (f" (BASE_URL={base})" if base else "")
+          + (f"; launch links to {repository}" if repository else f"; no launch links ({REPOSITORY_ENV} is not set)"))
+    env = {**os.environ, REPOSITORY_ENV: repository or ""}
+    result = subprocess.run(cmd, cwd=ROOT, env=env)
     if result.returncode != 0:
         print("site: sphinx-build failed (warnings count as errors, see above)", file=sys.stderr)
         return result.returncode
     (args.out / ".nojekyll").touch()  # GitHub Pages: serve the _static/ and _images/ folders as they are
+    slugs = placeholder_slugs(repository)
+    named = files_naming(args.out, slugs)
+    if named:
+        print(f"site: the placeholder repository {', '.join(slugs)} appears in {len(named)} built files "
+              f"({', '.join(named[:5])}{', ...' if len(named) > 5 else ''}): link to the repository only through "
+              f"the launch badges, which {REPOSITORY_ENV}=owner/name turns on", file=sys.stderr)
+        return 1
+    shown = subset_site_font.site_characters(args.out)
+    lacking = subset_site_font.missing(subset_site_font.FONT, shown) if subset_site_font.FONT.is_file() else shown
+    if lacking:
+        print(f"site: warning: the web font lacks {len(lacking)} CJK characters the pages show "
+              f"({''.join(lacking[:20])}{'...' if len(lacking) > 20 else ''}): they fall back to the reader's "
+              "fonts (boxes where there is none); `make site-font` regenerates it", file=sys.stderr)
     pages = sum(1 for _ in args.out.rglob("*.html"))
     print(f"site: {pages} pages in {args.out} ({time.monotonic() - started:.1f} s); "
           f"open {args.out / 'index.html'} or serve it: python -m http.server -d {args.out}")

@@ -1,7 +1,10 @@
 """Sphinx configuration for the series' website; used by scripts/build_site.py (``make site``), not on its own.
 
 The source folder is the staging folder the script writes (build/site-src/); notebooks are rendered from their
-stored outputs and never executed.
+stored outputs and never executed. The GitHub button appears only for a configured repository: the script passes
+``EVIDENCE_SITE_REPOSITORY`` (owner/name) through, empty when none is configured (see scripts/build_site.py).
+``_static/`` holds the site's own CSS (web font for Chinese text, wider content column, scroll containers) and
+JavaScript (search-term highlighting), and the web-font subset in ``_static/fonts/``.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 _series = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8")).get("tool", {}).get("evidence-series", {})
-_repo = _series.get("repository", "")
+_repo = os.environ.get("EVIDENCE_SITE_REPOSITORY", "").strip()  # never pyproject's slug unconfirmed: a placeholder
 
 project = "Read evidence on demand"
 author = "the evidence-series authors"
@@ -32,11 +35,14 @@ pygments_style = "sphinx"
 html_theme = "sphinx_book_theme"
 html_title = project
 html_baseurl = os.environ.get("BASE_URL", "").rstrip("/") + "/" if os.environ.get("BASE_URL") else ""
+html_static_path = ["_static"]
+html_css_files = ["evidence.css"]
+html_js_files = ["evidence.js"]
 html_copy_source = True            # the download button offers the .ipynb itself
 html_show_sourcelink = False
 html_last_updated_fmt = None
 html_theme_options = {
-    "home_page_in_toc": True,
+    "home_page_in_toc": False,     # the site title links home: one home entry, not two
     "show_toc_level": 2,
     "use_download_button": True,
     "use_fullscreen_button": False,

@@ -2,16 +2,27 @@
 
 Serves build/site/ over loopback with ``python -m http.server`` (a free port) under a project-site prefix,
 ``/read-evidence-on-demand/``, as GitHub Pages would: a link written as ``/page.html`` would break there and
-be caught. Then opens every HTML page in Chromium (Playwright, ``/usr/bin/chromium``) and checks that
+be caught. Chromium runs with a fontconfig of its own that holds only the machine's fonts *without* Chinese
+glyphs (``FONTCONFIG_FILE``, see ``fontconfig_without_cjk``), so it sees what a reader's machine without a CJK
+font sees, even where fonts-noto-cjk is installed: Chinese text can only render through the site's web font.
+The tests check that
 
 * every page answers HTTP 200 and raises no JavaScript error, and every request it makes stays on the site and
-  succeeds (no CDN, no hot-linked image, no missing asset);
-* every ``<img>`` has loaded (``naturalWidth > 0``);
-* every same-origin ``<a href>`` answers 200, and its ``#fragment``, if any, exists in the target page;
-* the navigation lists the series in order (a glob over notebooks/NN_*.ipynb), then the workshop;
+  succeeds (no CDN, no hot-linked image, no missing asset); every ``<img>`` has loaded (``naturalWidth > 0``);
+  every same-origin ``<a href>`` answers 200, and its ``#fragment``, if any, exists in the target page;
+* the sidebar: one link to the home page; the series in order (a glob over notebooks/NN_*.ipynb), then the
+  workshop's student copies, then the facilitator material (guide and solutions) in a section of its own;
 * every widget cell of the live-explorers notebook is followed by the "needs a running Python kernel" note;
+* the web-font subset (site/_static/fonts/) holds every CJK character of every built page, the CSS
+  ``unicode-range`` covers them, and in Chromium each of them is drawn by the web font, not as a box (tofu);
+* nothing in the content (``pre``, tables, outputs, images) is clipped without a scrollbar, at 1280 px and at a
+  phone's 390 px;
+* the built-in search finds a term and its first result opens the page with the term highlighted;
+* no built file names the placeholder repository (pyproject.toml's slug while ``EVIDENCE_SITE_REPOSITORY`` does
+  not confirm it: scripts/build_site.py);
 
-and saves screenshots of the index and notebook 02 (at its first figure) to build/screenshots/.
+and saves screenshots of the index, notebook 02 at its size table (desktop and phone), a Chinese passage of 04,
+the exercises page (the facilitator guide), the whole sidebar and the live-explorers note to build/screenshots/.
 
 Opt-in: ``EVIDENCE_SITE_TEST=1 python -m pytest -q tests/browser/test_site.py`` after ``make site``
 (``make test-site`` does both). Needs Debian's chromium and playwright (``scripts/install_browser.sh``).
@@ -19,7 +30,7 @@ Opt-in: ``EVIDENCE_SITE_TEST=1 python -m pytest -q tests/browser/test_site.py`` 
 
 from __future__ import annotations
 
-import json
+import importlib.util
 import os
 import re
 import socket
@@ -31,7 +42,7 @@ import urllib.request
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.parse import urldefrag, urlsplit
 
 import pytest
 
@@ -48,12 +59,30 @@ PREFIX = "read-evidence-on-demand"
 SERVER_START_S = 20
 PAGE_MS = 30_000
 WIDGET_NOTE = "this needs a running Python kernel"
+WIDTHS = {"desktop": 1280, "phone": 390}
+SEARCH_TERM = "manifest"
+# Where fontconfig looks for fonts by default (/etc/fonts/fonts.conf on Debian), scanned for the isolated config.
+FONT_DIRS = [Path("/usr/share/fonts"), Path("/usr/local/share/fonts"), Path.home() / ".fonts",
+             Path.home() / ".local" / "share" / "fonts"]
+FONT_SUFFIXES = {".ttf", ".otf", ".ttc", ".otc", ".pfb", ".pcf", ".gz", ".woff", ".woff2"}
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("EVIDENCE_SITE_TEST") != "1",
     reason="website test is opt-in: `make test-site` (builds build/site, then sets EVIDENCE_SITE_TEST=1; needs "
            "Debian chromium at /usr/bin/chromium and playwright: scripts/install_browser.sh)",
 )
+
+
+def load_script(name: str):
+    """scripts/<name>.py as a module (the tests use the scripts' own rules, never a copy of them)."""
+    path = ROOT / "scripts" / f"{name}.py"
+    if not path.is_file():
+        pytest.fail(f"{path.relative_to(ROOT)} is missing")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)
+    spec.loader.exec_module(module)
+    return module
 
 
 def free_port() -> int:
@@ -75,10 +104,16 @@ class Ids(HTMLParser):
                 self.ids.add(v)
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def built_pages() -> list[str]:
+    """Every page; _static/ holds the themes' assets (their *-macros.html are Jinja snippets, not pages)."""
     if not (SITE / "index.html").exists():
         pytest.fail(f"{SITE}/index.html is missing: run `make site` first (or `make test-site`)")
+    return sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html") if "_static" not in p.parts)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    built_pages()
     docroot = tmp_path_factory.mktemp("site-root")
     (docroot / PREFIX).symlink_to(SITE, target_is_directory=True)
     port = free_port()
@@ -107,6 +142,89 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
+def font_files() -> list[Path]:
+    seen: set[Path] = set()
+    for folder in FONT_DIRS:
+        if folder.is_dir():
+            for path in sorted(folder.rglob("*")):
+                if path.is_file() and path.suffix.lower() in FONT_SUFFIXES and path.resolve() not in seen:
+                    seen.add(path.resolve())
+    return sorted(seen)
+
+
+def covers_any(path: Path, codepoints: set[int]) -> bool:
+    """Whether a font file (any face of a collection) has a glyph for one of ``codepoints``."""
+    from fontTools.ttLib import TTCollection, TTFont
+
+    try:
+        if path.suffix.lower() in (".ttc", ".otc"):
+            faces = TTCollection(path, lazy=True).fonts
+        elif path.suffix.lower() in (".ttf", ".otf", ".woff", ".woff2"):
+            faces = [TTFont(path, lazy=True)]
+        else:
+            return False  # bitmap and Type 1 fonts: no CJK on a Debian machine worth counting
+        return any(codepoints & set((face.getBestCmap() or {}).keys()) for face in faces)
+    except Exception:  # noqa: BLE001 - a font fontTools cannot read is one fontconfig will not use for CJK either
+        return False
+
+
+@pytest.fixture(scope="module")
+def fontconfig_without_cjk(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """An environment whose FONTCONFIG_FILE lists only the machine's fonts that have no CJK glyph.
+
+    The fonts are symlinked into a folder of their own; the system's conf.d is included for the usual
+    aliases (sans-serif, monospace). If fc-list is there, it must list nothing outside that folder and no
+    font for Chinese."""
+    site_cjk = load_script("subset_site_font")
+    cjk = {ord(c) for c in site_cjk.site_characters(SITE)} | set(range(0x4E00, 0x4E00 + 256))
+    base = tmp_path_factory.mktemp("fontconfig")
+    fonts = base / "fonts"
+    fonts.mkdir()
+    kept, dropped = 0, []
+    for i, path in enumerate(font_files()):
+        if covers_any(path, cjk):
+            dropped.append(path.name)
+            continue
+        (fonts / f"{i:04d}-{path.name}").symlink_to(path)
+        kept += 1
+    conf = base / "fonts.conf"
+    conf.write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n<fontconfig>\n'
+        f"  <dir>{fonts}</dir>\n  <cachedir>{base / 'cache'}</cachedir>\n"
+        '  <include ignore_missing="yes">/etc/fonts/conf.d</include>\n</fontconfig>\n', encoding="utf-8")
+    env = {**os.environ, "FONTCONFIG_FILE": str(conf)}
+    env.pop("FONTCONFIG_PATH", None)
+    try:
+        listed = subprocess.run(["fc-list", "--format", "%{file}\n"], env=env, capture_output=True, text=True,
+                                timeout=120, check=True).stdout.split()
+        zh = subprocess.run(["fc-list", ":lang=zh", "file"], env=env, capture_output=True, text=True,
+                            timeout=120, check=True).stdout.strip()
+    except FileNotFoundError:
+        listed, zh = [], ""
+    outside = [f for f in listed if not f.startswith(str(fonts))]
+    assert not outside, f"the isolated fontconfig still lists system fonts: {outside[:5]}"
+    assert not zh, f"the isolated fontconfig still has a Chinese font: {zh}"
+    print(f"\nfontconfig for the browser: {kept} fonts without CJK glyphs; left out: {', '.join(dropped) or 'none'}")
+    return env
+
+
+@pytest.fixture(scope="module")
+def browser(fontconfig_without_cjk: dict[str, str]):
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} not found: run scripts/install_browser.sh (installs Debian's chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("playwright is not installed in this environment: run scripts/install_browser.sh")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
+                                    env=fontconfig_without_cjk)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 def fetch(url: str) -> tuple[int, bytes]:
     try:
         with urllib.request.urlopen(url, timeout=10) as r:
@@ -116,7 +234,14 @@ def fetch(url: str) -> tuple[int, bytes]:
 
 
 def series_stems() -> list[str]:
-    return [p.stem for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
+    """The series' pages in order; notebooks/00_index.ipynb is the site's home page, index.html."""
+    return [p.stem for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) if p.stem != "00_index"]
+
+
+def workshop_stems() -> tuple[list[str], list[str]]:
+    ex = ROOT / "notebooks" / "exercises"
+    return ([f"exercises/{p.stem}" for p in sorted(ex.glob("workshop_part*.ipynb"))],
+            [f"exercises/solutions/{p.stem}" for p in sorted((ex / "solutions").glob("workshop_part*.ipynb"))])
 
 
 # Every <img>: eager, scrolled into view, decoded; those with no pixels are returned.
@@ -128,17 +253,23 @@ BROKEN_IMAGES_JS = """async () => {
           broken: imgs.filter(img => !(img.complete && img.naturalWidth > 0)).map(img => img.currentSrc || img.src)};
 }"""
 
+# The primary sidebar: each caption with the links under it (a link before any caption has caption "").
+SIDEBAR_JS = """() => {
+  const nav = document.querySelector('.bd-sidebar-primary nav.bd-links');
+  const sections = [];
+  let current = {caption: '', links: []};
+  for (const el of nav.querySelectorAll('p.caption, a.reference.internal')) {
+    if (el.matches('p.caption')) { sections.push(current); current = {caption: el.textContent.trim(), links: []}; }
+    else current.links.push({href: el.href, text: el.textContent.trim()});
+  }
+  sections.push(current);
+  const all = Array.from(document.querySelectorAll('.bd-sidebar-primary a[href]')).map(a => a.href);
+  return {sections: sections.filter(s => s.caption || s.links.length), all};
+}"""
 
-def test_every_page_loads_with_its_images_links_and_navigation(site: str) -> None:
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} not found: run scripts/install_browser.sh (installs Debian's chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("playwright is not installed in this environment: run scripts/install_browser.sh")
 
-    # every page; _static/ holds the themes' assets (their *-macros.html are Jinja snippets, not pages)
-    pages = sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html") if "_static" not in p.parts)
+def test_every_page_loads_with_its_images_links_and_navigation(site: str, browser) -> None:
+    pages = built_pages()
     for stem in series_stems():
         assert f"{stem}.html" in pages, f"notebooks/{stem}.ipynb has no page on the site"
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(site))
@@ -146,60 +277,46 @@ def test_every_page_loads_with_its_images_links_and_navigation(site: str) -> Non
     links: dict[str, str] = {}  # same-origin link (with fragment) -> first page that has it
     images = 0
     started = time.monotonic()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            current = {"page": ""}
-            page.on("pageerror", lambda e: problems.append(f"{current['page']}: JavaScript error: {e}"))
-            page.on("requestfailed", lambda r: problems.append(
-                f"{current['page']}: request failed: {r.url} ({r.failure})"))
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 1000})
+    current = {"page": ""}
+    page.on("pageerror", lambda e: problems.append(f"{current['page']}: JavaScript error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"{current['page']}: request failed: {r.url} ({r.failure})"))
 
-            def on_request(r) -> None:
-                if not r.url.startswith((origin + "/", "data:", "blob:", "about:")):
-                    problems.append(f"{current['page']}: request to another site: {r.url}")
+    def on_request(r) -> None:
+        if not r.url.startswith((origin + "/", "data:", "blob:", "about:")):
+            problems.append(f"{current['page']}: request to another site: {r.url}")
 
-            def on_response(r) -> None:
-                if r.status >= 400:
-                    problems.append(f"{current['page']}: HTTP {r.status} for {r.url}")
+    def on_response(r) -> None:
+        if r.status >= 400:
+            problems.append(f"{current['page']}: HTTP {r.status} for {r.url}")
 
-            page.on("request", on_request)
-            page.on("response", on_response)
-            for rel in pages:
-                current["page"] = rel
-                response = page.goto(site + rel, wait_until="load", timeout=PAGE_MS)
-                assert response is not None and response.status == 200, f"{rel}: HTTP {response and response.status}"
-                result = page.evaluate(BROKEN_IMAGES_JS)
-                images += result["count"]
-                problems += [f"{rel}: image did not load: {src}" for src in result["broken"]]
-                for href in page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)"):
-                    if href.startswith(origin + "/"):
-                        links.setdefault(href, rel)
-                if rel == "index.html":
-                    nav = page.eval_on_selector_all(
-                        "nav.bd-links a.reference.internal", "as => as.map(a => a.getAttribute('href'))")
-                    order = [h.split("#")[0].removesuffix(".html") for h in nav]
-                    assert [h for h in order if re.fullmatch(r"\d\d_.+", h)] == series_stems(), order
-                    assert order.index("exercises/README") > order.index(series_stems()[-1])
-                    assert [h for h in order if h.startswith("exercises/workshop_part")], order
-                    SHOTS.mkdir(parents=True, exist_ok=True)
-                    page.evaluate("window.scrollTo(0, 0)")
-                    page.screenshot(path=str(SHOTS / "site-index.png"))
-                if rel == "02_three-tool-protocol.html":
-                    figure = page.locator(".cell_output img").first
-                    figure.scroll_into_view_if_needed()
-                    page.evaluate("window.scrollBy(0, -250)")
-                    page.screenshot(path=str(SHOTS / "site-02.png"))
-                if rel == "10_live-explorers.html":
-                    notes = page.locator(".admonition", has_text=WIDGET_NOTE)
-                    widgets = page.locator(".cell_output", has_text=re.compile(r"call \.set\(\.\.\.\) and"))
-                    assert widgets.count() >= 1 and notes.count() == widgets.count(), \
-                        (widgets.count(), notes.count())
-                    notes.first.scroll_into_view_if_needed()
-                    page.evaluate("window.scrollBy(0, -300)")
-                    page.screenshot(path=str(SHOTS / "site-10-widget-note.png"))
-        finally:
-            browser.close()
+    page.on("request", on_request)
+    page.on("response", on_response)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for rel in pages:
+        current["page"] = rel
+        response = page.goto(site + rel, wait_until="load", timeout=PAGE_MS)
+        assert response is not None and response.status == 200, f"{rel}: HTTP {response and response.status}"
+        result = page.evaluate(BROKEN_IMAGES_JS)
+        images += result["count"]
+        problems += [f"{rel}: image did not load: {src}" for src in result["broken"]]
+        for href in page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)"):
+            if href.startswith(origin + "/"):
+                links.setdefault(href, rel)
+        if rel == "index.html":
+            page.evaluate("window.scrollTo(0, 0)")
+            page.screenshot(path=str(SHOTS / "site-index.png"))
+        if rel == "exercises/README.html":
+            page.evaluate("window.scrollTo(0, 0)")
+            page.screenshot(path=str(SHOTS / "site-exercises.png"))
+        if rel == "10_live-explorers.html":
+            notes = page.locator(".admonition", has_text=WIDGET_NOTE)
+            widgets = page.locator(".cell_output", has_text=re.compile(r"call \.set\(\.\.\.\) and"))
+            assert widgets.count() >= 1 and notes.count() == widgets.count(), (widgets.count(), notes.count())
+            notes.first.scroll_into_view_if_needed()
+            page.evaluate("window.scrollBy(0, -300)")
+            page.screenshot(path=str(SHOTS / "site-10-widget-note.png"))
+    page.close()
 
     ids: dict[str, set[str]] = {}
     for href, where in sorted(links.items()):
@@ -221,5 +338,270 @@ def test_every_page_loads_with_its_images_links_and_navigation(site: str) -> Non
           f"({len(ids)} distinct targets) checked in {time.monotonic() - started:.1f} s; "
           f"screenshots in {SHOTS.relative_to(ROOT)}/")
     assert not problems, "\n".join(problems[:50]) + (f"\n... and {len(problems) - 50} more" if len(problems) > 50 else "")
-    for name in ("site-index.png", "site-02.png"):
+    for name in ("site-index.png", "site-exercises.png"):
         assert (SHOTS / name).stat().st_size > 10_000, name
+
+
+def test_sidebar_has_one_home_entry_and_the_facilitator_material_in_its_own_section(site: str, browser) -> None:
+    """Issue 18 item 7: the sidebar had two home entries ("Read evidence on demand" and "Read evidence on demand:
+    the series") and listed the solutions right next to the student copies."""
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 1000})
+    page.goto(site + "02_three-tool-protocol.html", wait_until="load", timeout=PAGE_MS)
+    nav = page.evaluate(SIDEBAR_JS)
+    page.set_viewport_size({"width": WIDTHS["desktop"], "height": 2000})  # the whole sidebar, for the screenshot
+    page.goto(site + "exercises/README.html", wait_until="load", timeout=PAGE_MS)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator(".bd-sidebar-primary").screenshot(path=str(SHOTS / "site-sidebar.png"))
+    page.close()
+    rel = lambda href: urldefrag(href)[0].removeprefix(site).removesuffix(".html")  # noqa: E731
+    home = [h for h in nav["all"] if rel(h) in ("index", "")]
+    assert len(home) == 1, f"the sidebar links to the home page {len(home)} times: {home}"
+    captions = [s["caption"] for s in nav["sections"]]
+    by_caption = {s["caption"]: [rel(a["href"]) for a in s["links"]] for s in nav["sections"]}
+    titles = [a["text"] for s in nav["sections"] for a in s["links"]]
+    assert len(titles) == len(set(titles)), f"two sidebar entries with the same title: {titles}"
+    assert "" not in by_caption, f"sidebar entries outside any section: {by_caption.get('')}"
+    assert captions[:3] == ["The series", "Workshop", "Facilitators"], captions
+    assert by_caption["The series"] == series_stems(), by_caption["The series"]
+    students, solutions = workshop_stems()
+    assert by_caption["Workshop"] == students, by_caption["Workshop"]
+    assert by_caption["Facilitators"] == ["exercises/README", *solutions], by_caption["Facilitators"]
+
+
+def test_site_font_covers_every_cjk_character_the_site_shows() -> None:
+    """Issue 18 item 7: Chinese text showed as boxes without a system CJK font; the site ships a web-font subset
+    that must hold every CJK character of every built page, inside the CSS unicode-range."""
+    fonts = load_script("subset_site_font")
+    chars = fonts.site_characters(SITE)
+    assert len(chars) > 100, f"only {len(chars)} CJK characters found in {SITE}: is the site built?"
+    assert fonts.FONT.is_file(), f"{fonts.FONT.relative_to(ROOT)} is missing: python scripts/subset_site_font.py"
+    lacking = fonts.missing(fonts.FONT, chars)
+    assert not lacking, (f"the site font lacks {len(lacking)} characters the pages show: {''.join(lacking)!r}; "
+                         "regenerate it: make site-font")
+    built = SITE / "_static" / "fonts" / fonts.FONT.name
+    assert built.read_bytes() == fonts.FONT.read_bytes(), f"{built} is not the committed font: run make site"
+    css = fonts.CSS.read_text(encoding="utf-8")
+    face = re.search(r"@font-face\s*{[^}]*}", css)
+    assert face and f'"{fonts.FAMILY}"' in face.group(0) and fonts.FONT.name in face.group(0), css[:500]
+    assert "font-display" in face.group(0)
+    ranges = [tuple(int(x, 16) for x in (m.group(1), m.group(2) or m.group(1)))
+              for m in re.finditer(r"U\+([0-9A-Fa-f]+)(?:-([0-9A-Fa-f]+))?", face.group(0))]
+    outside = [c for c in chars if not any(lo <= ord(c) <= hi for lo, hi in ranges)]
+    assert not outside, f"outside the CSS unicode-range: {''.join(outside)!r}"
+    for var in ("--pst-font-family-base", "--pst-font-family-heading", "--pst-font-family-monospace"):
+        assert re.search(re.escape(var) + r":[^;]*\"" + re.escape(fonts.FAMILY) + '"', css), var
+
+
+# For each character: drawn on a canvas with the page's own font stack (body and pre), with the same stack
+# without the web font, and a private-use character (a box in any font here) as the reference tofu.
+GLYPHS_JS = """async ({chars, family}) => {
+  await document.fonts.ready;
+  const body = getComputedStyle(document.body).fontFamily;
+  const pre = document.querySelector('pre');
+  const mono = pre ? getComputedStyle(pre).fontFamily : body;
+  const without = stack => stack.split(',').filter(f => f.trim().replace(/["']/g, '') !== family).join(',');
+  let loaded = [], error = null;
+  try { loaded = await document.fonts.load(`32px ${body}`, chars.join('')); } catch (e) { error = String(e); }
+  const faces = Array.from(document.fonts).filter(f => f.family.replace(/["']/g, '') === family)
+                     .map(f => f.status);
+  const canvas = document.createElement('canvas');
+  canvas.width = 48; canvas.height = 48;
+  const ctx = canvas.getContext('2d', {willReadFrequently: true});
+  const draw = (ch, stack) => {
+    ctx.clearRect(0, 0, 48, 48); ctx.font = `32px ${stack}`; ctx.fillStyle = '#000'; ctx.textBaseline = 'top';
+    ctx.fillText(ch, 4, 4);
+    const d = ctx.getImageData(0, 0, 48, 48).data; let s = '', ink = 0;
+    for (let i = 3; i < d.length; i += 4) { s += d[i] > 127 ? '1' : '0'; ink += d[i] > 127; }
+    return {s, ink};
+  };
+  const result = {body, mono, faces, error, loaded: loaded.length, tofu_like_system: [], tofu_with_site: [], no_ink: []};
+  for (const stack of [body, mono]) {
+    const tofu = draw('\\uE000', without(stack)).s;  // each stack's own box (DejaVu Sans's is not the Mono's)
+    for (const ch of chars) {
+      const site = draw(ch, stack), fallback = draw(ch, without(stack));
+      if (fallback.s !== tofu) result.tofu_like_system.push(ch);  // a system font drew it: not isolated
+      if (site.s === tofu || site.s === fallback.s) result.tofu_with_site.push(ch);
+      if (site.ink < 10) result.no_ink.push(ch);
+    }
+  }
+  return result;
+}"""
+
+# Marks the elements whose own text has CJK characters (article, sidebars, header) for the font probe.
+MARK_CJK_JS = """(pattern) => {
+  const re = new RegExp(pattern, 'u'); let n = 0;
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    const el = t.parentElement;
+    if (!el || el.closest('script, style') || !re.test(t.data) || el.hasAttribute('data-cjk-probe')) continue;
+    if (!el.getClientRects().length) continue;  // not rendered (a collapsed sidebar section)
+    el.setAttribute('data-cjk-probe', String(n++));
+  }
+  return n;
+}"""
+
+
+def cjk_pages(fonts) -> dict[str, str]:
+    """Built page -> the CJK characters it shows."""
+    out = {}
+    for rel in built_pages():
+        chars = fonts.characters_in((SITE / rel).read_text(encoding="utf-8"))
+        if chars:
+            out[rel] = chars
+    return out
+
+
+def test_chinese_text_renders_with_the_web_font_not_as_boxes(site: str, browser) -> None:
+    """Issue 18 item 7: on Debian + Chromium without a CJK font the Chinese body text showed as empty boxes.
+    Every CJK character of every page must be drawn by the site's web font, in the body and the code font,
+    and every rendered element with Chinese text must use it (Chromium's own report of the fonts it used)."""
+    fonts = load_script("subset_site_font")
+    pages = cjk_pages(fonts)
+    assert pages, "no page shows Chinese text: nothing to check"
+    problems = []
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 1000})
+    cdp = page.context.new_cdp_session(page)
+    for rel, chars in pages.items():
+        page.goto(site + rel, wait_until="load", timeout=PAGE_MS)
+        r = page.evaluate(GLYPHS_JS, {"chars": list(chars), "family": fonts.FAMILY})
+        if not r["faces"] or "loaded" not in r["faces"]:
+            problems.append(f"{rel}: the web font {fonts.FAMILY!r} is not loaded (faces: {r['faces']}; "
+                            f"body font: {r['body']}; {r['error'] or 'no error'})")
+        if r["tofu_like_system"]:
+            problems.append(f"{rel}: a system font drew {''.join(r['tofu_like_system'][:20])!r}: the test "
+                            "browser is not isolated from the machine's CJK fonts")
+        if r["tofu_with_site"]:
+            problems.append(f"{rel}: drawn as boxes with the site's fonts ({r['body']} / {r['mono']}): "
+                            f"{''.join(sorted(set(r['tofu_with_site'])))!r}")
+        if r["no_ink"]:
+            problems.append(f"{rel}: drawn as nothing: {''.join(sorted(set(r['no_ink'])))!r}")
+        marked = page.evaluate(MARK_CJK_JS, fonts.CJK_PATTERN)
+        cdp.send("DOM.enable")
+        cdp.send("CSS.enable")
+        root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+        nodes = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-cjk-probe]"})["nodeIds"]
+        assert len(nodes) == marked, (rel, len(nodes), marked)
+        for node in nodes:
+            used = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+            if not any(f["familyName"] == fonts.FAMILY and f.get("isCustomFont") for f in used):
+                html = cdp.send("DOM.getOuterHTML", {"nodeId": node})["outerHTML"]
+                problems.append(f"{rel}: rendered with {[f['familyName'] for f in used]}, not the web font: "
+                                f"{html[:160]}")
+                break
+    page.goto(site + "04_failure-scenarios.html", wait_until="load", timeout=PAGE_MS)
+    block = page.locator("pre", has_text=re.compile("[\u4e00-\u9fff]")).first
+    block.scroll_into_view_if_needed()
+    page.evaluate("window.scrollBy(0, -150)")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "site-04-chinese.png"))
+    page.close()
+    assert not problems, "\n".join(problems[:40])
+
+
+# Every pre, table, output area and image in the article: clipped if its content is wider than its box, or it
+# reaches past the article, with no scroll container (overflow-x auto/scroll) between it and the article.
+CLIPPED_JS = """() => {
+  const article = document.querySelector('article.bd-article') || document.querySelector('main');
+  const edge = article.getBoundingClientRect();
+  const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+  const clipped = [];
+  for (const el of article.querySelectorAll('pre, table, .output, .cell_output, img, .highlight, figure')) {
+    if (!el.getClientRects().length) continue;
+    const r = el.getBoundingClientRect();
+    const wider = el.scrollWidth > el.clientWidth + 1 && !['IMG', 'TABLE'].includes(el.tagName);
+    const past = r.right > edge.right + 1 || r.left < edge.left - 1;
+    if (!wider && !past) continue;
+    let ok = false;
+    for (let a = el; a && a !== article; a = a.parentElement) {
+      if (scrolls(a)) {
+        const ar = a.getBoundingClientRect();
+        ok = ar.right <= edge.right + 1 && ar.left >= edge.left - 1;
+        break;
+      }
+    }
+    if (!ok) clipped.push(`${el.tagName.toLowerCase()}.${el.className} (${Math.round(r.width)} px, content ` +
+                          `${el.scrollWidth} px, article ${Math.round(edge.width)} px): ` +
+                          el.textContent.trim().slice(0, 60));
+  }
+  const page = document.documentElement.scrollWidth > window.innerWidth + 1
+    ? `the page scrolls sideways: ${document.documentElement.scrollWidth} px in a ${window.innerWidth} px window` : null;
+  return {clipped, page, article: Math.round(edge.width)};
+}"""
+
+
+@pytest.mark.parametrize("device", list(WIDTHS))
+def test_nothing_is_clipped_without_a_scrollbar(site: str, browser, device: str) -> None:
+    """Issue 18 item 7: in a content column of about 680 px, code lines and wide tables were cut off (02's size
+    table lost its "approx tokens" column). Wider than its box means a scroll container, at both widths."""
+    width = WIDTHS[device]
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    problems, columns = [], {}
+    for rel in built_pages():
+        if rel in ("search.html", "genindex.html"):
+            continue
+        page.goto(site + rel, wait_until="load", timeout=PAGE_MS)
+        r = page.evaluate(CLIPPED_JS)
+        columns[rel] = r["article"]
+        problems += [f"{rel} at {width} px: {c}" for c in r["clipped"]]
+        if r["page"]:
+            problems.append(f"{rel} at {width} px: {r['page']}")
+    page.goto(site + "02_three-tool-protocol.html", wait_until="load", timeout=PAGE_MS)
+    table = page.locator("pre", has_text="approx tokens").first
+    table.scroll_into_view_if_needed()
+    page.evaluate("window.scrollBy(0, -200)")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / ("site-02.png" if device == "desktop" else f"site-02-{device}.png")))
+    if device == "desktop":  # the size table fits the column, no scrolling needed
+        fits = table.evaluate("el => [el.scrollWidth, el.clientWidth]")
+        assert fits[0] <= fits[1], f"02's size table needs {fits[0]} px in a {fits[1]} px box at {width} px"
+    page.close()
+    print(f"\n{device}: article column {min(columns.values())}-{max(columns.values())} px")
+    assert not problems, "\n".join(problems[:40]) + (f"\n... {len(problems) - 40} more" if len(problems) > 40 else "")
+
+
+def test_search_finds_a_term_and_opens_a_result(site: str, browser) -> None:
+    """Issue 18 item 7: the built-in search must work: search from the sidebar's search field, get results,
+    follow the first one to a page that has the term."""
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(site + "index.html", wait_until="load", timeout=PAGE_MS)
+    page.locator(".bd-sidebar-primary .search-button-field").first.click()
+    field = page.locator("#pst-search-dialog input[name=q]")
+    field.wait_for(state="visible", timeout=PAGE_MS)
+    field.fill(SEARCH_TERM)
+    with page.expect_navigation(wait_until="load", timeout=PAGE_MS):
+        field.press("Enter")
+    assert "search.html" in page.url and f"q={SEARCH_TERM}" in page.url, page.url
+    results = page.locator("#search-results ul.search li a")
+    results.first.wait_for(state="visible", timeout=PAGE_MS)
+    page.locator("#search-results", has_text=re.compile(r"found \d+ page")).wait_for(timeout=PAGE_MS)
+    count = results.count()
+    assert count >= 3, f"only {count} results for {SEARCH_TERM!r}"
+    first_title = results.first.inner_text()
+    with page.expect_navigation(wait_until="load", timeout=PAGE_MS):
+        results.first.click()
+    status, _ = fetch(page.url.split("?")[0])
+    assert status == 200, page.url
+    assert SEARCH_TERM in page.locator("article.bd-article").inner_text().lower(), page.url
+    highlighted = page.locator("article.bd-article span.highlighted")
+    highlighted.first.wait_for(timeout=PAGE_MS)
+    assert highlighted.count() >= 1
+    page.close()
+    assert not errors, errors
+    print(f"\nsearch {SEARCH_TERM!r}: {count} results, the first ({first_title!r}) opened {page.url}")
+
+
+def test_no_placeholder_repository_slug_in_the_built_site() -> None:
+    """Issue 18 item 7: the Binder, Colab and GitHub links pointed at a placeholder repository; links are built
+    only for a configured repository (EVIDENCE_SITE_REPOSITORY) and no built file may name the placeholder."""
+    build_site = load_script("build_site")
+    slugs = build_site.placeholder_slugs(build_site.site_repository())
+    assert slugs, "pyproject.toml [tool.evidence-series] repository is the placeholder unless confirmed"
+    found = build_site.files_naming(SITE, slugs)
+    assert not found, f"the placeholder repository {slugs} appears in: {found[:10]}"
+    if build_site.site_repository() is None:
+        for rel in built_pages():
+            text = (SITE / rel).read_text(encoding="utf-8")
+            for host in ("mybinder.org/v2/gh/", "colab.research.google.com/github/"):
+                assert host not in text, f"{rel}: a link to {host} without a configured repository"

@@ -112,7 +112,13 @@ def _check_final_answer(final_answer: Any) -> Result:
         if findings:
             f = findings[0]
             tip = ""
-            if f.code == "citation_never_read" and answer.citations and answer.citations[0].start < 1000:
+            mine = answer.citations[0] if answer.citations else None
+            if f.code == "citation_never_read" and mine is not None and mine.revision != cited.revision \
+                    and (mine.doc_id, mine.start, mine.end) == (cited.doc_id, cited.start, cited.end):
+                tip = (f": the right range, under the wrong revision. The page the conversation read says revision "
+                       f"{cited.revision}, your citation says {mine.revision}: take the revision from the page too "
+                       "(page['revision']), never from another run")
+            elif f.code == "citation_never_read" and mine is not None and mine.start < 1000:
                 tip = ": offsets inside the page are not document offsets (add the page's start)"
             elif f.code == "citation_never_read":
                 tip = (f": the answer is in {cited.doc_id} at [{cited.start}, {cited.end}) here; take doc_id and "
@@ -136,14 +142,15 @@ q1 = Exercise(
     "7.1", "An answer the checker accepts",
     checker=_check_final_answer,
     ask="fill in final_answer(messages, term): the final answer text, citing the sentence that holds term in the "
-        "page the conversation read, then run this cell again.",
+        "page the conversation read (sentence_around(text, position, length) gives that sentence's [s, e) in the "
+        "page's text), then run this cell again.",
     hints=(
         "Everything you need is in the conversation: the last successful read_evidence reply is a page (JSON with "
         "doc_id, revision, start, end and text). Cite what that page shows, in document offsets, never a range "
         "you remember from another run.",
-        "Find term inside the page's text, widen it to its sentence (sentence_around(text, position, len(term)) "
-        "gives [s, e) inside the text), add the page's start to both ends, and write the answer with "
-        "format_answer(prose, [(doc_id, revision, start, end, quote)]).",
+        "Find term inside the page's text, widen it to its sentence with sentence_around (it gives [s, e) inside "
+        "the text), add the page's start to both ends, take doc_id and revision from the page too, and write the "
+        "answer with format_answer(prose, [(doc_id, revision, start, end, quote)]).",
         "Shape: take the last ToolMessage whose json.loads(content) has 'text' containing term; s, e = "
         "sentence_around(page['text'], page['text'].index(term), len(term)); cite (page['doc_id'], "
         "page['revision'], page['start'] + s, page['start'] + e, page['text'][s:e]).",

@@ -26,12 +26,14 @@ from evidence_lib import (ANSWER, Budget, Citation, Size, article_corpus, baseli
 from evidence_lib.exercises import PARTS, Result, ____, all_exercises, exercise, is_placeholder
 from evidence_lib.exercises.core import Exercise, describe
 from evidence_lib.exercises.part3 import MISSED_TERM
+from evidence_lib.index import sha256_hex
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES_DIR = ROOT / "notebooks" / "exercises"
 SOLUTIONS_DIR = EXERCISES_DIR / "solutions"
 KEYS = list(all_exercises())
-FUNCTION_EXERCISES = {"2.1", "2.2", "4.3", "5.1", "5.2", "5.3", "5.4", "6.2", "6.3", "6.4", "7.1", "7.2"}
+FUNCTION_EXERCISES = {"1.1", "1.2", "1.3", "1.4", "2.1", "2.2", "2.4", "3.1", "4.1", "4.3", "5.1", "5.2", "5.3",
+                      "5.4", "6.2", "6.3", "6.4", "7.1", "7.2"}
 _CHECK = re.compile(r"^q\d+\.check\(")
 _HELP = re.compile(r"^(# .*\n)*# q\d+\.(hint|solution)\(\)$|^q\d+\.(hint|solution)\(\d*\)$")
 
@@ -189,13 +191,98 @@ def _closed_ranges(earlier, start, end):
     return False
 
 
-def _page_citation(ns, start_shift=0, end_shift=0, relative=False):
-    page = ns["page"]
-    start = page["start"] + page["text"].index(ANSWER)
-    end = start + len(ANSWER)
-    if relative:
-        return replace(Citation.from_page(page, start, end), start=start - page["start"], end=end - page["start"])
-    return Citation.from_page(page, start + start_shift, end + end_shift)
+def _cite_sentence_fn(start_shift=0, end_shift=0, relative=False, whole=False):
+    def cite_sentence(page, sentence):
+        start = page["start"] + page["text"].index(sentence)
+        end = start + len(sentence)
+        if whole:
+            return Citation.from_page(page)
+        if relative:
+            return replace(Citation.from_page(page, start, end), start=start - page["start"], end=end - page["start"])
+        return Citation.from_page(page, start + start_shift, end + end_shift)
+    return cite_sentence
+
+
+def _copied_citation(ns):
+    citation = _cite_sentence_fn()(ns["page"], ANSWER)  # the notebook's session: d03@2026-10-27 [4321, 4339)
+    return lambda page, sentence: citation
+
+
+def _stale_citation(page, sentence):
+    start = page["start"] + page["text"].index(sentence)
+    return replace(Citation.from_page(page, start, start + len(sentence)), revision="2026-10-27")
+
+
+def _dump_fn(measure_bytes=utf8_bytes, measure_tokens=cl100k_tokens, swap=False):
+    def dump_size(docs):
+        dump = baseline_dump(docs)
+        pair = (measure_bytes(dump), measure_tokens(dump))
+        return pair[::-1] if swap else pair
+    return dump_size
+
+
+def _range_fn(kind):
+    def answer_range(text, sentence):
+        start = text.index(sentence)
+        if kind == "closed":
+            return (start, start + len(sentence) - 1)
+        if kind == "length":
+            return (start, len(sentence))
+        if kind == "bytes":
+            b = utf8_bytes(text[:start])
+            return (b, b + utf8_bytes(sentence))
+        if kind == "one-based":
+            return (start + 1, start + len(sentence) + 1)
+        dump = _dump()
+        return (dump.index(sentence), dump.index(sentence) + len(sentence))
+    return answer_range
+
+
+def _top_k_fn(kind):
+    def smallest_top_k(docs, answer):
+        index = next(i for i, d in enumerate(docs) if answer in d.text)
+        return {"index": index, "all": len(docs)}[kind]
+    return smallest_top_k
+
+
+def _fits_fn(measure, extra=0):
+    def largest_top_k(docs, budget):
+        return max(k for k in range(len(docs) + 1) if measure(baseline_dump(docs[:k])) <= budget) + extra
+    return largest_top_k
+
+
+def _reduction_fn(kind):
+    def reduction(baseline, messages):
+        before = utf8_bytes(baseline)
+        if kind == "last page":
+            return reduction_percent(before, Size.of(messages[-1]).utf8_bytes, 1)
+        if kind == "no manifest":
+            return reduction_percent(before, Size.of(*messages[1:]).utf8_bytes, 1)
+        if kind == "tokens":
+            return reduction_percent(cl100k_tokens(baseline), Size.of(*messages).cl100k_tokens, 1)
+        full = reduction_percent(before, Size.of(*messages).utf8_bytes, 1)
+        return {"remains": round(100 - full, 1), "fraction": full / 100}[kind]
+    return reduction
+
+
+def _tiny_fn(ns, unit="utf8_bytes", swap=False, first_only=False, text_only=False):
+    def tiny_cost(tools, tiny_reads, one_read):
+        reads = tiny_reads[:1] if first_only else tiny_reads
+        loop = ns["run_calls"](tools, [("read_evidence", a) for a in reads], "t")
+        one = ns["run_calls"](tools, [("read_evidence", one_read)], "o")
+        if text_only:
+            return (utf8_bytes("".join(json.loads(m.content)["text"] for m in loop)),
+                    utf8_bytes(json.loads(one[0].content)["text"]))
+        pair = (getattr(Size.of(*loop), unit), getattr(Size.of(*one), unit))
+        return pair[::-1] if swap else pair
+    return tiny_cost
+
+
+def _paging_page_fn(text, offset, limit):
+    from evidence_lib.paging import page
+
+    p = page(len(text), offset, limit, 800)
+    return {"start": p.start, "end": p.end, "next_offset": p.next_offset, "text": text[p.start:p.end]}
 
 
 def _codes(**changes):
@@ -214,17 +301,6 @@ def _reasons(**changes):
 def _unlimited_except(**limits):
     return Budget(**{"max_calls": None, "max_chars": None, "max_bytes": None, "max_tokens": None,
                      "max_reads_per_doc": None, **limits})
-
-
-def _tiny(ns, unit):
-    loop = ns["run_calls"](ns["tools"], [("read_evidence", a) for a in ns["TINY_READS"]], "t")
-    one = ns["run_calls"](ns["tools"], [("read_evidence", ns["ONE_READ"])], "o")
-    return getattr(Size.of(*loop), unit), getattr(Size.of(*one), unit)
-
-
-def _reduction_of(ns, *names):
-    before = utf8_bytes(ns["baseline"])
-    return reduction_percent(before, Size.of(*(ns[n] for n in names)).utf8_bytes, 1)
 
 
 # -- wrong answers for parts 5 to 7 ------------------------------------------------------------------------
@@ -312,7 +388,7 @@ def _no_dedupe_ids(chunks):
     return list(kept)
 
 
-def _answer_fn(relative=False, whole_page=False, sources=True):
+def _answer_fn(relative=False, whole_page=False, sources=True, revision=None):
     from langchain_core.messages import ToolMessage
 
     from evidence_lib.agent import format_answer
@@ -330,7 +406,8 @@ def _answer_fn(relative=False, whole_page=False, sources=True):
                     if not sources:
                         return quote
                     base = 0 if relative else page["start"]
-                    return format_answer(quote, [(page["doc_id"], page["revision"], base + s, base + e, None)])
+                    return format_answer(quote, [(page["doc_id"], revision or page["revision"], base + s, base + e,
+                                                  None)])
         return "no"
     return final_answer
 
@@ -364,24 +441,30 @@ def _snapshot_fn(cache_key=None, always=False, docs_only=False):
 
 
 WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
-    ("1.1", "characters instead of bytes", lambda ns: (len(_dump()), cl100k_tokens(_dump())), "number of characters"),
-    ("1.1", "chars/4 instead of tokens", lambda ns: (utf8_bytes(_dump()), Size.of(_dump()).approx_tokens),
+    ("1.1", "characters instead of bytes", lambda ns: _dump_fn(measure_bytes=len), "number of characters"),
+    ("1.1", "chars/4 instead of tokens", lambda ns: _dump_fn(measure_tokens=lambda t: Size.of(t).approx_tokens),
      "chars/4 estimate"),
-    ("1.1", "swapped", lambda ns: (cl100k_tokens(_dump()), utf8_bytes(_dump())), "swapped"),
-    ("1.1", "not a pair", lambda ns: utf8_bytes(_dump()), "should be a pair"),
-    ("1.2", "closed range", lambda ns: (_d03().index(ANSWER), _d03().index(ANSWER) + len(ANSWER) - 1),
-     "leaves out the last character"),
-    ("1.2", "byte offsets", lambda ns: (utf8_bytes(_d03()[:_d03().index(ANSWER)]), utf8_bytes(_d03())),
-     "UTF-8 byte offsets"),
-    ("1.2", "start and length", lambda ns: (_d03().index(ANSWER), len(ANSWER)), "not the length"),
-    ("1.2", "offset in the dump", lambda ns: (_dump().index(ANSWER), _dump().index(ANSWER) + len(ANSWER)),
-     "inside the dump"),
-    ("1.3", "off by one", lambda ns: 3, "a slice stops *before*"),
-    ("1.3", "all of them", lambda ns: 12, "a smaller top_k does too"),
-    ("1.3", "a string", lambda ns: "4", "should be an int"),
-    ("1.4", "measured with chars/4", lambda ns: 12, "chars/4 estimate"),
-    ("1.4", "one too many", lambda ns: 4, "over 16,000"),
-    ("1.4", "measured bytes", lambda ns: 1, "counted UTF-8 bytes"),
+    ("1.1", "swapped", lambda ns: _dump_fn(swap=True), "swapped"),
+    ("1.1", "the article's numbers, copied", lambda ns: (lambda docs: (156_982, 49_508)), "a number copied from"),
+    ("1.1", "not a pair", lambda ns: (lambda docs: utf8_bytes(baseline_dump(docs))), "should return a pair"),
+    ("1.1", "a value, not a function", lambda ns: (156_982, 49_508), "should be a function"),
+    ("1.2", "closed range", lambda ns: _range_fn("closed"), "leaves out the last character"),
+    ("1.2", "byte offsets", lambda ns: _range_fn("bytes"), "UTF-8 byte offsets"),
+    ("1.2", "start and length", lambda ns: _range_fn("length"), "not the length"),
+    ("1.2", "counting from 1", lambda ns: _range_fn("one-based"), "start at 0, not 1"),
+    ("1.2", "offset in the dump", lambda ns: _range_fn("dump"), "inside the dump"),
+    ("1.2", "d03's range, copied", lambda ns: (lambda text, sentence: (4321, 4339)), "a number copied from"),
+    ("1.3", "off by one (the index)", lambda ns: _top_k_fn("index"), "a slice stops *before*"),
+    ("1.3", "all of them", lambda ns: _top_k_fn("all"), "a smaller top_k does too"),
+    ("1.3", "the article's 4, copied", lambda ns: (lambda docs, answer: 4), "a number copied from"),
+    ("1.3", "a string", lambda ns: (lambda docs, answer: "4"), "should return an int"),
+    ("1.4", "measured with chars/4", lambda ns: _fits_fn(lambda t: Size.of(t).approx_tokens), "chars/4 estimate"),
+    ("1.4", "one too many", lambda ns: _fits_fn(cl100k_tokens, extra=1), "over 16,000"),
+    ("1.4", "measured bytes", lambda ns: _fits_fn(utf8_bytes), "counted UTF-8 bytes"),
+    ("1.4", "measured characters", lambda ns: _fits_fn(len), "counted characters"),
+    ("1.4", "the article's 3, copied", lambda ns: (lambda docs, budget: 3), "a number copied from"),
+    ("2.1", "delegates to evidence_lib.paging.page", lambda ns: _paging_page_fn,
+     "delegates to evidence_lib.paging"),
     ("2.1", "next_offset never None", lambda ns: _page_fn(next_at_end=True), "next_offset should be None"),
     ("2.1", "end not clamped", lambda ns: _page_fn(clamp=False), "cannot run past the end"),
     ("2.1", "end included", lambda ns: _page_fn(closed=True), "text should be text[start:end]"),
@@ -397,17 +480,19 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("2.3", "a string offset is a type error", lambda ns: _codes(d="invalid_page_bounds"), "not an integer"),
     ("2.3", "an invented code", lambda ns: _codes(b="bad_id"), "neither"),
     ("2.3", "a list", lambda ns: ["unknown_doc_id"], "should be a dict"),
-    ("2.4", "only the page", lambda ns: _reduction_of(ns, "page"), "counted only the page"),
-    ("2.4", "what remains", lambda ns: round(100 - _reduction_of(ns, "listing", "positions", "page"), 1),
-     "share that remains"),
-    ("2.4", "a fraction", lambda ns: _reduction_of(ns, "listing", "positions", "page") / 100, "fraction"),
-    ("2.4", "the token reduction", lambda ns: reduction_percent(
-        cl100k_tokens(ns["baseline"]), Size.of(ns["listing"], ns["positions"], ns["page"]).cl100k_tokens, 1),
-     "token reduction"),
-    ("3.1", "the whole page", lambda ns: Citation.from_page(ns["page"]), "around the answer sentence"),
-    ("3.1", "offsets inside the page", lambda ns: _page_citation(ns, relative=True), "offset inside the page"),
-    ("3.1", "the end cut off", lambda ns: _page_citation(ns, end_shift=-1), "not the whole answer sentence"),
-    ("3.1", "a dict", lambda ns: {"doc_id": "d03"}, "not a dict"),
+    ("2.4", "only the page", lambda ns: _reduction_fn("last page"), "counted only the last page"),
+    ("2.4", "the manifest left out", lambda ns: _reduction_fn("no manifest"), "ToolMessages is missing"),
+    ("2.4", "what remains", lambda ns: _reduction_fn("remains"), "share that remains"),
+    ("2.4", "a fraction", lambda ns: _reduction_fn("fraction"), "fraction"),
+    ("2.4", "the token reduction", lambda ns: _reduction_fn("tokens"), "token reduction"),
+    ("2.4", "the article's 97.5, copied", lambda ns: (lambda baseline, messages: 97.5), "a number copied from"),
+    ("3.1", "the whole page", lambda ns: _cite_sentence_fn(whole=True), "around the sentence"),
+    ("3.1", "offsets inside the page", lambda ns: _cite_sentence_fn(relative=True), "offset inside the page"),
+    ("3.1", "the end cut off", lambda ns: _cite_sentence_fn(end_shift=-1), "not the whole sentence"),
+    ("3.1", "the notebook's citation, copied", _copied_citation, "a citation copied from an output"),
+    ("3.1", "a revision from another read", lambda ns: _stale_citation, "the page says revision 2026-12-01"),
+    ("3.1", "a dict", lambda ns: (lambda page, sentence: {"doc_id": "d03"}), "not a dict"),
+    ("3.1", "a Citation, not a function", lambda ns: _cite_sentence_fn()(ns["page"], ANSWER), "should be a function"),
     ("3.2", "unread is not out of bounds", lambda ns: _reasons(b="out_of_bounds"), "(b)"),
     ("3.2", "partly read is not ok", lambda ns: _reasons(g="ok"), "verify_citation says never_read"),
     ("3.2", "an invented reason", lambda ns: _reasons(c="typo"), "not one of the reasons"),
@@ -419,9 +504,13 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
      "discovered"),
     ("3.4", "a hidden document", lambda ns: {"acme-salaries"}, "not in the manifest"),
     ("3.4", "a single string", lambda ns: "globex-plan", "should be a set"),
-    ("4.1", "only the text", lambda ns: (utf8_bytes(_d03()[:100]),) * 2, "counts only the text"),
-    ("4.1", "tokens", lambda ns: _tiny(ns, "cl100k_tokens"), "cl100k tokens"),
-    ("4.1", "swapped", lambda ns: _tiny(ns, "utf8_bytes")[::-1], "swapped"),
+    ("4.1", "only the text", lambda ns: _tiny_fn(ns, text_only=True), "counts only the text"),
+    ("4.1", "tokens", lambda ns: _tiny_fn(ns, unit="cl100k_tokens"), "cl100k tokens"),
+    ("4.1", "swapped", lambda ns: _tiny_fn(ns, swap=True), "swapped"),
+    ("4.1", "one tiny read measured", lambda ns: _tiny_fn(ns, first_only=True),
+     "measure all 100 of its ToolMessages together"),
+    ("4.1", "the notebook's pair, copied", lambda ns: (lambda tools, reads, one: (19_974, 498)),
+     "a number copied from"),
     ("4.2", "no limits", lambda ns: _unlimited_except(), "nothing stops the loop"),
     ("4.2", "the defaults", lambda ns: Budget(), "page 5 of 6"),
     ("4.2", "too tight for the task", lambda ns: Budget(max_chars=800), "real task was refused"),
@@ -480,6 +569,8 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("6.4", "a string", lambda ns: (lambda chunks: "guide"), "should return a list"),
     ("7.1", "the article's citation, hard-coded", lambda ns: _hardcoded_answer,
      "take doc_id and offsets from the page"),
+    ("7.1", "the revision from another run", lambda ns: _answer_fn(revision="2026-10-27"),
+     "The page the conversation read says revision 2026-11-03, your citation says 2026-10-27"),
     ("7.1", "offsets inside the page", lambda ns: _answer_fn(relative=True), "offsets inside the page"),
     ("7.1", "the whole page", lambda ns: _answer_fn(whole_page=True), "nothing around it"),
     ("7.1", "no Sources", lambda ns: _answer_fn(sources=False), "answer_without_citation"),
@@ -504,6 +595,92 @@ def test_every_exercise_has_wrong_answer_cases():
     assert {k for k, *_ in WRONG} == set(KEYS)
 
 
+# -- 3b. a number copied from a notebook's output never passes ---------------------------------------------------
+
+#: A number as a notebook prints it: 156,982 or 4321 or 97.5 (a sign or a % around it is presentation).
+_NUMBER = re.compile(r"(?<![\w.])(?<!\d,)(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\d|,\d|\.\d)")
+#: The exercises whose answer (or whose function's result) is a pair of numbers, and the one that is a Citation.
+PAIR_EXERCISES = {"1.1", "1.2", "4.1"}
+SERIES_NOTEBOOK = re.compile(r"\]\(\.\./\.\./(\d\d_[\w-]+\.ipynb)\)")
+
+
+def _output_texts(path: Path) -> list[str]:
+    texts = []
+    for cell in nbformat.read(path, as_version=4).cells:
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if out.output_type == "stream":
+                texts.append(out.text)
+            for mime, data in out.get("data", {}).items():
+                if mime.startswith("text/") and isinstance(data, str):
+                    texts.append(data)
+    return texts
+
+
+def printed_numbers(path: Path) -> list[int | float]:
+    """Every number in a notebook's committed outputs, in the order printed."""
+    out = []
+    for text in _output_texts(path):
+        for token in _NUMBER.findall(text):
+            plain = token.replace(",", "")
+            out.append(float(plain) if "." in plain else int(plain))
+    return out
+
+
+def followed_notebooks(part: str) -> list[Path]:
+    """The series notebooks a part's "What you need" names, and the part's own solution notebook."""
+    solution = SOLUTIONS_DIR / f"workshop_part{part}.ipynb"
+    intro = nbformat.read(solution, as_version=4).cells[1].source
+    need = intro[intro.index("**What you need.**"):intro.index("**How the exercises work.**")]
+    return [ROOT / "notebooks" / name for name in SERIES_NOTEBOOK.findall(need)] + [solution]
+
+
+def _constant(value):
+    def copied(*args, **kwargs):
+        return value
+    copied.__name__ = f"returns_{value!r}"
+    return copied
+
+
+def copied_answers(key: str, numbers: list[int | float]) -> list[Any]:
+    """What a learner could paste from those outputs: each number, each pair of numbers printed one after the other,
+    and (for an exercise whose answer is a function) a function that returns one of them whatever it is given."""
+    singles = list(dict.fromkeys(numbers))
+    pairs = list(dict.fromkeys(zip(numbers, numbers[1:]))) if key in PAIR_EXERCISES else []
+    values: list[Any] = singles + pairs
+    if key == "3.1":
+        d03 = next(d for d in article_corpus() if d.doc_id == "d03")
+        sha = sha256_hex(d03.text.encode("utf-8"))
+        values += [Citation("d03", d03.revision, a, b, sha) for a, b in dict.fromkeys(zip(numbers, numbers[1:]))
+                   if isinstance(a, int) and isinstance(b, int) and a <= b]
+    answers = list(values)
+    if key in FUNCTION_EXERCISES:
+        answers += [_constant(v) for v in values]
+    return answers
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_numbers_printed_in_the_notebooks_an_exercise_follows_are_rejected(key):
+    """Issue 18 item 6: answers copied from notebook outputs passed (156,982 / 49,508 and 4 in part 1, exercises 1
+    and 3; part 4 exercise 1's 19,974 bytes is printed in 05). Every number printed in the notebooks a part follows,
+    and in the part's own solution notebook, is fed to the checker: as a value, as a pair of neighbours, and as a
+    function that returns it; none may pass."""
+    paths = followed_notebooks(key.split(".")[0])
+    numbers = [n for path in paths for n in printed_numbers(path)]
+    assert len(numbers) > 10, paths
+    ex = exercise(key)
+    passed = [answer for answer in copied_answers(key, numbers) if ex.check(answer).status != "incorrect"]
+    assert not passed, f"{key} accepts values copied from {[p.name for p in paths]}: {passed[:5]}"
+
+
+def test_printed_numbers_are_collected_as_printed():
+    """Issue 18 item 6: the collector sees 156,982 and 49,508 in 01's outputs, 19,974 in 05's, 97.5 in 02's."""
+    assert {156982, 49508, 4}.issubset(printed_numbers(ROOT / "notebooks" / "01_baseline-dump.ipynb"))
+    assert 19974 in printed_numbers(ROOT / "notebooks" / "05_budget-ledger.ipynb")
+    assert 97.5 in printed_numbers(ROOT / "notebooks" / "02_three-tool-protocol.ipynb")
+    assert [p.name for p in followed_notebooks("4")] == ["04_failure-scenarios.ipynb", "05_budget-ledger.ipynb",
+                                                         "06_progressive-disclosure.ipynb", "workshop_part4.ipynb"]
+
+
 # -- 4. an answer that raises is reported, never raised ------------------------------------------------------
 
 class _BoomInt(int):
@@ -514,18 +691,8 @@ class _BoomInt(int):
     __hash__ = int.__hash__
 
 
-class _BoomTuple(tuple):
-    def __len__(self):
-        raise ValueError("boom")
-
-
 class _BoomDict(dict):
     def __contains__(self, key):
-        raise ValueError("boom")
-
-
-class _BoomFloat(float):
-    def __float__(self):
         raise ValueError("boom")
 
 
@@ -552,16 +719,8 @@ def _raising_answer(ns: Namespace, key: str) -> Any:
     if key in FUNCTION_EXERCISES:
         return _boom_function
     good = solve({f"part{key[0]}": ns}, key)
-    if key in ("1.1", "1.2", "4.1"):
-        return _BoomTuple(good)
-    if key in ("1.3", "1.4"):
-        return _BoomInt(good)
     if key in ("2.3", "3.2", "6.1"):
         return _BoomDict(good)
-    if key == "2.4":
-        return _BoomFloat(good)
-    if key == "3.1":
-        return replace(good, start=_BoomInt(good.start))
     if key == "3.3":
         return _BoomStr(MISSED_TERM)
     if key == "3.4":

@@ -1,13 +1,18 @@
-"""Helpers the checkers share: a throwaway index, unlimited budgets, short reprs."""
+"""Helpers the checkers share: a throwaway index, unlimited budgets, short reprs, and candidate lists no notebook
+shows (so that a number copied from an output cannot pass a checker)."""
 
 from __future__ import annotations
 
+import atexit
+import random
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
-from ..corpus import Document, article_corpus
+from ..corpus import ANSWER, ANSWER_DOC_ID, FILLER, FILLER_REPEATS, NO_ANSWER, Document, article_corpus
 from ..index import EvidenceIndex
 from ..ledger import Budget
 from .core import strip_addresses
@@ -21,6 +26,22 @@ def temp_index(documents: Iterable[Document] | None = None) -> Iterator[Evidence
     """
     with tempfile.TemporaryDirectory(prefix="evidence-exercise-") as tmp:
         yield EvidenceIndex.build(list(documents) if documents is not None else article_corpus(), tmp)
+
+
+_KEPT: dict[str, EvidenceIndex] = {}
+
+
+def kept_index(key: str, documents: Iterable[Document]) -> EvidenceIndex:
+    """An index of ``documents`` built once per process under ``key``, in a private directory removed at exit.
+
+    For checkers that read a fixed corpus again and again (nothing they do writes to it): a check stays cheap
+    however often it runs, and the learner's workspace still cannot change a verdict.
+    """
+    if key not in _KEPT:
+        root = tempfile.mkdtemp(prefix="evidence-exercise-")
+        atexit.register(shutil.rmtree, root, True)
+        _KEPT[key] = EvidenceIndex.build(list(documents), root)
+    return _KEPT[key]
 
 
 def unlimited() -> Budget:
@@ -51,3 +72,29 @@ def cut(text: str, width: int = 40) -> str:
         return repr(text)
     half = (width - 3) // 2
     return repr(text[:half]) + "..." + repr(text[-half:])
+
+
+def variant_corpus(seed: str, size: int | None = None, *, answer_at: str = "end", first: bool = False,
+                   last: bool = False) -> list[Document]:
+    """A ranking of the article's notes that no notebook prints, drawn from ``seed`` (the checker's, never shown).
+
+    ``size`` notes (3 to 9 if None), d03 always among them; every note keeps a random number (20 to 240) of its
+    filler sentences, so the sizes differ; the answer sentence ends d03 (``answer_at="end"``) or sits in the middle
+    of its filler (``"middle"``, the tail line then says there is no limit). ``first``/``last`` put d03 there.
+    """
+    rng = random.Random(f"evidence-exercises/{seed}")
+    docs = article_corpus()
+    answer = next(d for d in docs if d.doc_id == ANSWER_DOC_ID)
+    others = [d for d in docs if d.doc_id != ANSWER_DOC_ID]
+    k = size if size is not None else rng.randint(3, 9)
+    picked = rng.sample(others, k - 1)
+    picked.insert(0 if first else k - 1 if last else rng.randrange(k), answer)
+    out = []
+    for d in picked:
+        n = rng.randint(20, FILLER_REPEATS)
+        body, tail = FILLER * n, d.text.rsplit("\n", 1)[1]
+        if d.doc_id == ANSWER_DOC_ID and answer_at == "middle":
+            cut_at = len(FILLER) * rng.randint(5, n - 5)
+            body, tail = body[:cut_at] + ANSWER + body[cut_at:], NO_ANSWER
+        out.append(replace(d, text=body + "\n" + tail))
+    return out

@@ -1,21 +1,26 @@
 """Workshop part 2: the three-tool protocol (notebook 02's ideas).
 
-Exercises: q1 write a page reader that matches ``read_evidence``, q2 page through a whole document
-with ``next_offset``, q3 name the code each bad call is refused with, q4 measure the byte reduction
-honestly. Used by ``notebooks/exercises/workshop_part2.ipynb``.
+Exercises: q1 write a page reader that matches ``read_evidence`` (yourself: delegating to the library's
+``evidence_lib.paging.page`` is refused, with the reason), q2 page through a whole document with
+``next_offset``, q3 name the code each bad call is refused with, q4 measure the byte reduction honestly, as a
+function the checker runs on sessions no notebook prints. Used by ``notebooks/exercises/workshop_part2.ipynb``.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
+from functools import cache
+from itertools import combinations
 from typing import Any
 
 from ..corpus import ANSWER_DOC_ID, REVISION, Document, article_corpus, baseline_dump
 from ..errors import ERROR_CODES
 from ..measure import Size, reduction_percent
+from .. import paging
 from ..tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
-from ._shared import cut, show, temp_index
+from ._shared import cut, show, temp_index, variant_corpus
 from .core import Exercise, NotAttempted, Result, ____, call, correct, incorrect
 
 __all__ = ["BAD_CALLS", "LOCATE_TERM", "PAGE_LIMIT", "PROTOCOL_CODES", "SEARCH_QUERY", "describe_call",
@@ -75,12 +80,41 @@ def _compare_page(got: Any, want: Mapping[str, Any], where: str) -> Result | Non
     return None
 
 
+#: The library's own page arithmetic: what q1 asks the learner to write (notebook 02 shows read_evidence using it).
+_LIBRARY_PAGING = frozenset({paging.page.__code__, paging.Page.next_offset.fget.__code__})
+
+
+def _delegates(fn: Any, *args: Any) -> bool:
+    """Whether calling ``fn(*args)`` runs the library's page arithmetic (``evidence_lib.paging.page`` or ``Page``).
+
+    Watched with a profile hook for the one call, so it does not matter how the learner imported it."""
+    seen = False
+
+    def watch(frame, event, arg):
+        nonlocal seen
+        if event == "call" and frame.f_code in _LIBRARY_PAGING:
+            seen = True
+
+    previous = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        call(fn, *args, name="read_page")
+    finally:
+        sys.setprofile(previous)
+    return seen
+
+
 def _check_read_page(read_page: Any) -> Result:
     if not callable(read_page):
         return incorrect(f"read_page should be a function, got {show(read_page)}")
     texts = page_reader_texts()
     docs = [Document(f"t{i}", label, REVISION, text) for i, (label, text) in enumerate(texts.items())]
-    call(read_page, docs[0].text, 0, PAGE_LIMIT, name="read_page")  # still the stub?
+    if _delegates(read_page, docs[0].text, 0, PAGE_LIMIT):  # also: still the stub?
+        return incorrect("read_page delegates to evidence_lib.paging (page() or Page.next_offset), the library's "
+                         "own page arithmetic: that is the answer this exercise asks you to write (end = min(offset + "
+                         "limit, len(text)), next_offset None at the end). Write those lines yourself; in your own "
+                         "code reusing paging.page is right, and comparing your function with it afterwards is a "
+                         "good test")
     pages = 0
     with temp_index(docs) as index:
         read = evidence_tools(index)[2]
@@ -113,7 +147,8 @@ def _check_read_page(read_page: Any) -> Result:
 q1 = Exercise(
     "2.1", "Write the page reader",
     checker=_check_read_page,
-    ask="fill in read_page(text, offset, limit) so it returns the page as a dict, then run this cell again.",
+    ask="fill in read_page(text, offset, limit) so it returns the page as a dict (yourself, without "
+        "evidence_lib.paging.page), then run this cell again.",
     hints=(
         'A page is the half-open range [offset, end) of the text: end never passes len(text), and next_offset '
         'says where the next page starts, or None when nothing is left to read.',
@@ -358,69 +393,136 @@ codes = {
 
 # -- q4 · the byte reduction, measured honestly ----------------------------------------------------------
 
-def _article_messages():
-    with temp_index() as index:
+def _session(docs: list[Document], calls: list[tuple[str, dict[str, Any]]]) -> list:
+    """Run ``calls`` as an agent loop would; a read may say ``{"hit": 0, ...}``: the first located position."""
+    with temp_index(docs) as index:
         tools = evidence_tools(index)
-        listing = run_tool_call(tools, tool_call("search_evidence", {"query": SEARCH_QUERY}, "search-1"))
-        positions = run_tool_call(tools, tool_call("locate_evidence", {"term": LOCATE_TERM}, "locate-1"))
-        hit = json.loads(positions.content)[0]
-        page = run_tool_call(tools, tool_call("read_evidence", {**hit, "limit": PAGE_LIMIT}, "read-1"))
-        return listing, positions, page
+        messages, hits = [], []
+        for i, (name, args) in enumerate(calls, 1):
+            if "hit" in args:
+                hit = hits[args["hit"]]
+                offset = max(hit["offset"] - args.get("before", 0), 0) + args.get("skip", 0)
+                args = {"doc_id": hit["doc_id"], "offset": offset, "limit": args["limit"]}
+            message = run_tool_call(tools, tool_call(name, args, f"call-{i}"))
+            if name == "locate_evidence":
+                hits = json.loads(message.content)
+            messages.append(message)
+        return messages
 
 
-def _check_reduction(answer: Any) -> Result:
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
-        return incorrect(f"the answer should be a number (a percentage), got {show(answer)}")
-    listing, positions, page = _article_messages()
-    before = Size.of(baseline_dump(article_corpus()))
-    after = Size.of(listing, positions, page)
-    expected = reduction_percent(before.utf8_bytes, after.utf8_bytes, 1)
-    got = round(float(answer), 1)
-    if got == expected:
-        parts = " + ".join(f"{Size.of(m).utf8_bytes:,}" for m in (listing, positions, page))
+@cache
+def _reduction_cases() -> tuple[tuple[str, str, tuple], ...]:
+    """(label, baseline dump, ToolMessages): the notebook's session first, then three it never prints."""
+    article = article_corpus()
+    variant = variant_corpus("q2.4-a", 6)
+    middle = variant_corpus("q2.4-b", 8, answer_at="middle")
+    search, locate = ("search_evidence", {"query": SEARCH_QUERY}), ("locate_evidence", {"term": LOCATE_TERM})
+    cases = [
+        ("the notebook's session", article,
+         [search, locate, ("read_evidence", {"hit": 0, "limit": PAGE_LIMIT})]),
+        ("a session that locates 超时设为 and reads 800 characters before it", article,
+         [search, ("locate_evidence", {"term": "超时设为"}), ("read_evidence", {"hit": 0, "before": 780, "limit": 800})]),
+        ("a session on 6 other candidates that reads two pages", variant,
+         [search, locate, ("read_evidence", {"hit": 0, "before": 900, "limit": 800}),
+          ("read_evidence", {"hit": 0, "before": 100, "limit": 800})]),
+        ("a session on 8 other candidates, the answer in the middle of d03", middle,
+         [search, locate, ("read_evidence", {"hit": 0, "before": 300, "limit": 600})]),
+    ]
+    return tuple((label, baseline_dump(docs), tuple(_session(docs, calls))) for label, docs, calls in cases)
+
+
+_MISTAKES = {
+    "fraction": "that looks like a fraction; give a percentage (0 to 100)",
+    "remains": "that is the share that remains, not the reduction",
+    "last page": "you counted only the last page; the model also saw the manifest, the positions and every other page: "
+                 "every ToolMessage in the history counts",
+    "one missing": "one of the {n} ToolMessages is missing: manifest, positions and every page all count",
+    "tokens": "that is the token reduction; the question asks for UTF-8 bytes",
+    "chars": "that counts characters; the question asks for UTF-8 bytes",
+}
+
+
+def _reduction_mistakes(baseline: str, messages: tuple) -> list[tuple[str, float]]:
+    """(mistake, the percentage it gives) for one session, in the order of :data:`_MISTAKES`."""
+    before, after = Size.of(baseline), Size.of(*messages)
+    full = reduction_percent(before.utf8_bytes, after.utf8_bytes, 1)
+
+    def pct(*ms) -> float:
+        return reduction_percent(before.utf8_bytes, Size.of(*ms).utf8_bytes, 1)
+
+    return ([("fraction", round(full / 100, 3)), ("remains", round(100 - full, 1)), ("last page", pct(messages[-1]))]
+            + [("one missing", pct(*(m for m in messages if m is not left))) for left in messages]
+            + [("tokens", reduction_percent(before.cl100k_tokens, after.cl100k_tokens, 1)),
+               ("chars", reduction_percent(before.chars, after.chars, 1))])
+
+
+def _same(got: float, value: float) -> bool:
+    return round(got, 1) == round(value, 1) if value >= 1 else round(got, 3) == value
+
+
+def _check_reduction(reduction: Any) -> Result:
+    if not callable(reduction):
+        return incorrect(f"reduction should be a function of (baseline, messages), got {show(reduction)}")
+    cases = _reduction_cases()
+    answers = []
+    for label, baseline, messages in cases:
+        answer = call(reduction, baseline, [m.model_copy() for m in messages], name="reduction")
+        if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+            return incorrect(f"reduction should return a number (a percentage), got {show(answer)} for {label}")
+        answers.append(float(answer))
+    expected = [reduction_percent(Size.of(b).utf8_bytes, Size.of(*ms).utf8_bytes, 1) for _, b, ms in cases]
+    wrong = [i for i, (got, want) in enumerate(zip(answers, expected)) if round(got, 1) != want]
+    if not wrong:
+        _, baseline, messages = cases[0]
+        before, after = Size.of(baseline), Size.of(*messages)
+        parts = " + ".join(f"{Size.of(m).utf8_bytes:,}" for m in messages)
         tokens = reduction_percent(before.cl100k_tokens, after.cl100k_tokens, 1)
-        return correct(f"the model saw {after.utf8_bytes:,} bytes (manifest + positions + page = {parts}) instead "
-                       f"of {before.utf8_bytes:,}: {expected}% fewer bytes ({tokens}% fewer cl100k tokens).")
-
-    def pct(*messages) -> float:
-        return reduction_percent(before.utf8_bytes, Size.of(*messages).utf8_bytes, 1)
-
-    if round(float(answer) * 100, 1) == expected:
-        return incorrect("that looks like a fraction; give a percentage (0 to 100)")
-    if got == round(100 - expected, 1):
-        return incorrect("that is the share that remains, not the reduction")
-    if got == pct(page):
-        return incorrect("you counted only the page; the model also saw the manifest and the positions: every "
-                         "ToolMessage in the history counts")
-    if got in (pct(positions, page), pct(listing, page)):
-        return incorrect("one of the three ToolMessages is missing: manifest, positions and page all count")
-    if got == reduction_percent(before.cl100k_tokens, after.cl100k_tokens, 1):
-        return incorrect("that is the token reduction; the question asks for UTF-8 bytes")
-    if got == reduction_percent(before.chars, after.chars, 1):
-        return incorrect("that counts characters; the question asks for UTF-8 bytes")
-    return incorrect(f"{answer} is not 100 * (1 - protocol bytes / baseline bytes), rounded to one decimal")
+        return correct(f"reduction agrees on {len(cases)} sessions, three of them never printed. In the notebook's "
+                       f"the model saw {after.utf8_bytes:,} bytes (manifest + positions + page = {parts}) instead of "
+                       f"{before.utf8_bytes:,}: {expected[0]}% fewer bytes ({tokens}% fewer cl100k tokens).")
+    i = wrong[0]
+    label, _, messages = cases[i]
+    where = f"for {label}, {len(messages)} ToolMessages"
+    # The mistake that explains every session the function got wrong (one rounded percentage can fit two).
+    per_case = [_reduction_mistakes(b, ms) for _, b, ms in cases]
+    for mistake in _MISTAKES:
+        if all(any(k == mistake and _same(answers[j], v) for k, v in per_case[j]) for j in wrong):
+            return incorrect(f"{_MISTAKES[mistake].format(n=len(messages))} ({where})")
+    if i > 0 and round(answers[i], 1) == expected[0]:
+        return incorrect(f"your function returns {answers[i]:g} {where}, exactly what the notebook's session gives: "
+                         "it must measure the baseline and the messages it is given (the checker passes sessions no "
+                         "notebook prints, so a number copied from an output cannot pass)")
+    return incorrect(f"{answers[i]:g} is not 100 * (1 - bytes of the messages / bytes of the baseline), rounded to one "
+                     f"decimal, {where} ({expected[i]})")
 
 
 q4 = Exercise(
     "2.4", "The byte reduction, measured honestly",
     checker=_check_reduction,
-    ask="set reduction to the percentage of UTF-8 bytes the protocol saves against the baseline dump, rounded "
-        "to one decimal, then run this cell again.",
+    ask="fill in reduction(baseline, messages): the percentage of UTF-8 bytes the messages save against the "
+        "baseline dump, rounded to one decimal, then run this cell again.",
     hints=(
-        'Everything the model saw counts: the manifest, the positions and the page, all three ToolMessages, '
+        'Everything the model saw counts: every ToolMessage in messages (the manifest, the positions, each page), '
         'against the whole baseline dump.',
         'Size.of(*messages) measures several messages together, envelope included; reduction_percent(before, '
-        "after, 1) does the arithmetic, with before the dump's UTF-8 bytes.",
-        'Shape: before = utf8_bytes(baseline); after = the UTF-8 bytes of Size.of(listing, positions, page); '
+        "after, 1) does the arithmetic, with before the baseline's UTF-8 bytes. The checker passes sessions with "
+        'more than one page too.',
+        'Shape: before = utf8_bytes(baseline); after = the UTF-8 bytes of Size.of(*messages); '
         'reduction_percent(before, after, 1).',
     ),
-    stub="""
-reduction = ____  # percent, one decimal
-""",
-    solution="""
-before = utf8_bytes(baseline)
-after = Size.of(listing, positions, page).utf8_bytes
-reduction = reduction_percent(before, after, 1)
-print(f"{before:,} -> {after:,} bytes: {reduction}% fewer")
-""",
+    stub='''
+def reduction(baseline, messages):
+    """Percent of UTF-8 bytes the messages save against the baseline dump, one decimal."""
+    return ____
+''',
+    solution='''
+def reduction(baseline, messages):
+    """Percent of UTF-8 bytes the messages save against the baseline dump, one decimal."""
+    before = utf8_bytes(baseline)
+    after = Size.of(*messages).utf8_bytes
+    return reduction_percent(before, after, 1)
+
+messages = [listing, positions, page]
+print(f"{utf8_bytes(baseline):,} -> {Size.of(*messages).utf8_bytes:,} bytes: {reduction(baseline, messages)}% fewer")
+''',
 )

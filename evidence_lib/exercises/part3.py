@@ -1,8 +1,8 @@
 """Workshop part 3: citations and failure scenarios (notebooks 03 and 04).
 
-Exercises: q1 cite the answer sentence from a page, q2 say why each citation fails, q3 find a
-keyword that locates the answer (scenario 3, keyword miss), q4 spot the entries a manifest leaks
-(scenario 5). Used by ``notebooks/exercises/workshop_part3.ipynb``.
+Exercises: q1 cite a sentence from a page (a function the checker runs on sessions no notebook prints), q2 say
+why each citation fails, q3 find a keyword that locates the answer (scenario 3, keyword miss), q4 spot the entries
+a manifest leaks (scenario 5). Used by ``notebooks/exercises/workshop_part3.ipynb``.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from ..access import Access, Principal
@@ -20,8 +21,8 @@ from ..errors import EvidenceError
 from ..index import EvidenceIndex, sha256_hex
 from ..ledger import Ledger
 from ..tools import evidence_tools
-from ._shared import cut, show, temp_index, unlimited
-from .core import Exercise, NotAttempted, Result, ____, correct, incorrect
+from ._shared import cut, kept_index, show, temp_index, unlimited, variant_corpus
+from .core import Exercise, NotAttempted, Result, ____, call, correct, incorrect
 
 __all__ = ["CITATION_CASES", "MISSED_TERM", "READ_ARGS", "citation_cases", "naive_manifest", "q1", "q2", "q3",
            "q4", "run_session", "tenant_documents", "viewer"]
@@ -62,57 +63,127 @@ def _answer_range() -> tuple[int, int]:
 # -- q1 · cite the answer sentence -----------------------------------------------------------------------
 
 _CITATION_FIELDS = ("doc_id", "revision", "start", "end", "sha256")
+#: q1's edited answer (a corpus no notebook shows): "At most 300 items per batch; the timeout is 45 seconds."
+_EDITED_ANSWER = "单批上限为300条，超时设为45秒。"
 
 
-def _check_citation(answer: Any) -> Result:
-    if isinstance(answer, Mapping):
-        return incorrect("a citation is a Citation object, not a dict: use Citation(...) or Citation.from_page(...)")
-    if not isinstance(answer, Citation):
-        return incorrect(f"the answer should be a Citation, got {show(answer)}")
-    if any(getattr(answer, f) is ____ for f in _CITATION_FIELDS):
-        raise NotAttempted
-    start, end = _answer_range()
-    with _session() as (index, ledger, page):
+def _edited_corpus() -> list[Document]:
+    """The article's corpus after an edit no notebook shows: d03 says 300 and 45 seconds, revision 2026-12-01."""
+    return [replace(d, revision="2026-12-01", text=d.text.replace(ANSWER, _EDITED_ANSWER))
+            if d.doc_id == ANSWER_DOC_ID else d for d in article_corpus()]
+
+
+@cache
+def _cite_cases() -> tuple[tuple[str, str, dict[str, Any]], ...]:
+    """(label, sentence, read arguments; "before" counts back from the located hit): the notebook's session first."""
+    return (
+        ("the notebook's session", ANSWER, dict(READ_ARGS)),
+        ("a read of d03 from offset 4000", ANSWER, {"doc_id": ANSWER_DOC_ID, "offset": 4000, "limit": 800}),
+        ("a session on other candidates, the answer in the middle of a shorter d03", ANSWER, {"before": 150,
+                                                                                            "limit": 300}),
+        ("a session after d03 was edited (revision 2026-12-01)", _EDITED_ANSWER, {"before": 40, "limit": 200}),
+    )
+
+
+def _cite_corpus(i: int) -> list[Document]:
+    return [article_corpus(), article_corpus(), variant_corpus("q3.1", 7, answer_at="middle"), _edited_corpus()][i]
+
+
+@cache
+def _cite_session(i: int) -> tuple[EvidenceIndex, Ledger, dict[str, Any]]:
+    """Case ``i``'s index, ledger and page: search, locate 单批上限, one read (kept for the process: read-only)."""
+    index = kept_index(f"part3-q1-{i}", _cite_corpus(i))
+    ledger = Ledger(unlimited())
+    search, locate, read = evidence_tools(index, ledger=ledger)
+    search.invoke({"query": "批处理上限"})
+    hit = json.loads(locate.invoke({"term": "单批上限"}))[0]
+    args = _cite_cases()[i][2]
+    if "before" in args:
+        args = {"doc_id": hit["doc_id"], "offset": max(hit["offset"] - args["before"], 0), "limit": args["limit"]}
+    return index, ledger, json.loads(read.invoke(args))
+
+
+def _check_citation(cite_sentence: Any) -> Result:
+    if not callable(cite_sentence):
+        return incorrect(f"cite_sentence should be a function of (page, sentence), got {show(cite_sentence)}")
+    first = None
+    for i, (label, sentence, _) in enumerate(_cite_cases()):
+        index, ledger, page = _cite_session(i)
+        answer = call(cite_sentence, dict(page), sentence, name="cite_sentence")
+        where = f"for {label}"
+        if isinstance(answer, Mapping):
+            return incorrect("a citation is a Citation object, not a dict: use Citation(...) or "
+                             "Citation.from_page(...)")
+        if not isinstance(answer, Citation):
+            return incorrect(f"cite_sentence should return a Citation, got {show(answer)} {where}")
+        if any(getattr(answer, f) is ____ for f in _CITATION_FIELDS):
+            raise NotAttempted
+        start = page["start"] + page["text"].index(sentence)
+        end = start + len(sentence)
+        want = (page["doc_id"], page["revision"], start, end)
+        first = first or want
+        got = (answer.doc_id, answer.revision, answer.start, answer.end)
         check = verify_citation(index, answer, ledger)
-        text = index.snapshot(ANSWER_DOC_ID).text
-    if not check.ok:
-        if check.reason == "never_read" and (answer.start, answer.end) == (start - page["start"], end - page["start"]):
-            return incorrect(f"verify_citation says never_read: [{answer.start}, {answer.end}) is an offset inside "
-                             "the page, but citations use offsets in the document: add page['start']")
-        return incorrect(f"verify_citation says {check.reason}: {REASONS[check.reason]}")
-    got = (answer.start, answer.end)
-    if got == (start, end):
-        note = "" if answer.quote is not None else " Tip: keep quote=... so a reader can check the text too."
-        return correct(f"{answer} was read in this session and holds exactly the answer sentence ({ANSWER}).{note}")
-    if answer.start <= start and end <= answer.end:
-        extra = (answer.end - answer.start) - (end - start)
-        return incorrect(f"[{answer.start}, {answer.end}) checks out but also cites {extra} characters around the "
-                         "answer sentence; cite just the sentence")
-    return incorrect(f"[{answer.start}, {answer.end}) quotes {cut(text[answer.start:answer.end])}, not the whole "
-                     "answer sentence")
+        if check.ok and got == want:
+            continue
+        if not check.ok and got[0] == want[0] and got[2:] == want[2:] and answer.revision != page["revision"]:
+            return incorrect(f"verify_citation says {check.reason} {where}: the page says revision "
+                             f"{page['revision']}, your citation {answer.revision}; take the revision and the sha256 "
+                             "from the page, never from another read")
+        if not check.ok and i > 0 and got == first:
+            return incorrect(f"your function returns {answer} {where}, the citation of the notebook's session, but "
+                             f"the page it was given is {page['doc_id']}@{page['revision']} [{page['start']}, "
+                             f"{page['end']}): verify_citation says {check.reason}. Take doc_id, revision, sha256 "
+                             "and offsets from the page (a citation copied from an output cannot pass)")
+        if not check.ok:
+            if check.reason == "never_read" and (answer.start, answer.end) == (start - page["start"],
+                                                                               end - page["start"]):
+                return incorrect(f"verify_citation says never_read {where}: [{answer.start}, {answer.end}) is an "
+                                 "offset inside the page, but citations use offsets in the document: add "
+                                 "page['start']")
+            return incorrect(f"verify_citation says {check.reason} {where}: {REASONS[check.reason]}")
+        if answer.start <= start and end <= answer.end:
+            extra = (answer.end - answer.start) - (end - start)
+            return incorrect(f"[{answer.start}, {answer.end}) checks out {where} but also cites {extra} characters "
+                             "around the sentence; cite just the sentence")
+        text = index.snapshot(page["doc_id"]).text
+        return incorrect(f"[{answer.start}, {answer.end}) quotes {cut(text[answer.start:answer.end])} {where}, not "
+                         "the whole sentence")
+    index, ledger, page = _cite_session(0)
+    citation = cite_sentence(dict(page), ANSWER)
+    note = "" if citation.quote is not None else " Tip: keep quote=... so a reader can check the text too."
+    return correct(f"every citation verifies and holds exactly its sentence, in {len(_cite_cases())} sessions (three "
+                   f"never printed: another read, the answer moved, d03 edited). In the notebook's session: "
+                   f"{citation}, the answer sentence ({ANSWER}).{note}")
 
 
 q1 = Exercise(
     "3.1", "Cite the answer sentence",
     checker=_check_citation,
-    ask="set citation to a Citation of exactly the answer sentence inside the page you read, then run this cell "
-        "again.",
+    ask="fill in cite_sentence(page, sentence): a Citation of exactly sentence inside the page, in document "
+        "offsets, then run this cell again.",
     hints=(
         'A citation names offsets in the document, not offsets inside the page you read: the page itself '
         "starts at page['start'].",
         "Find the sentence inside page['text'] with str.index and add page['start']. Citation.from_page(page, "
-        'start, end) fills in doc_id, revision, sha256 and the quote for you.',
-        "Shape: start = page['start'] + page['text'].index(ANSWER); Citation.from_page(page, start, start + "
-        'len(ANSWER)).',
+        'start, end) fills in doc_id, revision, sha256 and the quote for you, from the page you are given.',
+        "Shape: start = page['start'] + page['text'].index(sentence); Citation.from_page(page, start, start + "
+        'len(sentence)).',
     ),
-    stub="""
-citation = ____
-""",
-    solution="""
-start = page["start"] + page["text"].index(ANSWER)
-citation = Citation.from_page(page, start, start + len(ANSWER))
+    stub='''
+def cite_sentence(page, sentence):
+    """A Citation of exactly sentence inside page (a read_evidence reply), in document offsets."""
+    return ____
+''',
+    solution='''
+def cite_sentence(page, sentence):
+    """A Citation of exactly sentence inside page (a read_evidence reply), in document offsets."""
+    start = page["start"] + page["text"].index(sentence)
+    return Citation.from_page(page, start, start + len(sentence))
+
+citation = cite_sentence(page, ANSWER)
 print(citation, citation.quote)
-""",
+''',
 )
 
 

@@ -1,14 +1,17 @@
 """Workshop part 4: budgets, dedupe and loading only what the task needs (notebooks 04, 05 and 06).
 
-Exercises: q1 what a hundred tiny reads really cost (scenario 4), q2 a Budget that stops the loop but
-lets the real task through, q3 when a read is already covered (the ledger's dedupe), q4 which tool
-schemas to load for a task. Used by ``notebooks/exercises/workshop_part4.ipynb``.
+Exercises: q1 what a hundred tiny reads really cost (scenario 4; a function the checker also runs on reads
+no notebook prints), q2 a Budget that stops the loop but lets the real task through, q3 when a read is
+already covered (the ledger's dedupe), q4 which tool schemas to load for a task. Used by
+``notebooks/exercises/workshop_part4.ipynb``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from ..access import Access, Principal, allowed
@@ -17,7 +20,7 @@ from ..ledger import Budget, Ledger
 from ..paging import covering
 from ..measure import Size, utf8_bytes
 from ..tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
-from ._shared import is_int, pair_of_ints, show, temp_index, unlimited
+from ._shared import is_int, kept_index, pair_of_ints, show, temp_index, unlimited, variant_corpus
 from .core import Exercise, Result, call, correct, incorrect
 
 __all__ = ["COVERAGE_CASES", "MAX_TINY_READS", "ONE_READ", "REAL_TASK", "TASK", "TASK_CALLS", "TINY_READS",
@@ -50,68 +53,113 @@ def run_calls(tools: Any, calls: Sequence[tuple[str, Mapping[str, Any]]], prefix
     return [run_tool_call(tools, tool_call(name, args, f"{prefix}-{i}")) for i, (name, args) in enumerate(calls, 1)]
 
 
-def _tiny_and_one() -> tuple[list, list]:
-    with temp_index() as index:
-        tools = evidence_tools(index)
-        loop = run_calls(tools, [("read_evidence", a) for a in TINY_READS], "tiny")
-        one = run_calls(tools, [("read_evidence", ONE_READ)], "one")
-        return loop, one
-
-
 # -- q1 · what a hundred tiny reads cost ------------------------------------------------------------------
 
-def _check_overhead(answer: Any) -> Result:
-    if not pair_of_ints(answer):
-        return incorrect(f"the answer should be a pair of ints (loop bytes, one-read bytes), got {show(answer)}")
-    loop, one = _tiny_and_one()
-    loop_size, one_size = Size.of(*loop), Size.of(*one)
-    expected = (loop_size.utf8_bytes, one_size.utf8_bytes)
-    got = tuple(answer)
-    if got == expected:
-        return correct(f"the loop sends {expected[0]:,} bytes in {len(loop)} ToolMessages for the same "
-                       f"{ONE_READ['limit']} characters one read sends in {expected[1]:,} bytes: "
-                       f"{expected[0] / expected[1]:.1f}x more. Each page repeats doc_id, revision, sha256, "
-                       "start, end, total_chars and next_offset around one character.")
-    if got == expected[::-1]:
-        return incorrect("the two numbers are swapped: the loop first, then the single read")
-    text_bytes = utf8_bytes(_D03.text[: ONE_READ["limit"]])
-    if text_bytes in got:
-        return incorrect(f"{text_bytes:,} counts only the text; the model sees every whole ToolMessage: doc_id, "
-                         "revision, a 64-character sha256, start, end, total_chars and next_offset come with "
-                         "every page")
-    if got == (loop_size.cl100k_tokens, one_size.cl100k_tokens):
-        return incorrect("those are cl100k tokens; the question asks for UTF-8 bytes")
-    if got == (loop_size.chars, one_size.chars):
-        return incorrect("those are characters; the question asks for UTF-8 bytes")
-    if got[0] == expected[0]:
-        return incorrect(f"the loop is right, but {got[1]:,} is not the single read's size")
-    if got[0] == expected[1] * len(TINY_READS) or got[0] == Size.of(loop[0]).utf8_bytes:
-        return incorrect("measure all 100 ToolMessages of the loop (Size.of(*loop))")
-    return incorrect(f"({got[0]:,}, {got[1]:,}) are not the UTF-8 sizes of the two sets of ToolMessages")
+def _tiny(doc_id: str, offset: int, n: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    return ([{"doc_id": doc_id, "offset": offset + i, "limit": 1} for i in range(n)],
+            {"doc_id": doc_id, "offset": offset, "limit": n})
+
+
+def _tiny_cases() -> list[tuple[str, list, list[dict[str, Any]], dict[str, Any]]]:
+    """(label, corpus, tiny reads, the one read): the notebook's first, then three no notebook prints."""
+    edited = [replace(d, revision="2026-12-01-hotfix") if d.doc_id == "d07" else d for d in article_corpus()]
+    return [
+        ("TINY_READS and ONE_READ", article_corpus(), TINY_READS, ONE_READ),
+        ("37 tiny reads of d07 from offset 1,000", article_corpus(), *_tiny("d07", 1000, 37)),
+        ("60 tiny reads of a shorter d03, on other candidates", variant_corpus("q4.1", 5), *_tiny("d03", 10, 60)),
+        ("25 tiny reads of d07 under a longer revision label", edited, *_tiny("d07", 0, 25)),
+    ]
+
+
+def _tiny_tools(i: int) -> list:
+    return evidence_tools(kept_index(f"part4-q1-{i}", _tiny_cases()[i][1]))
+
+
+@cache
+def _tiny_and_one(i: int = 0) -> tuple[tuple, tuple]:
+    """Case ``i``'s ToolMessages: the tiny-read loop and the one read."""
+    _, _, reads, one_read = _tiny_cases()[i]
+    tools = _tiny_tools(i)
+    return (tuple(run_calls(tools, [("read_evidence", a) for a in reads], "tiny")),
+            tuple(run_calls(tools, [("read_evidence", one_read)], "one")))
+
+
+def _check_overhead(tiny_cost: Any) -> Result:
+    if not callable(tiny_cost):
+        return incorrect(f"tiny_cost should be a function of (tools, tiny_reads, one_read), got {show(tiny_cost)}")
+    first = None
+    for i, (label, _, reads, one_read) in enumerate(_tiny_cases()):
+        loop, one = _tiny_and_one(i)
+        loop_size, one_size = Size.of(*loop), Size.of(*one)
+        expected = (loop_size.utf8_bytes, one_size.utf8_bytes)
+        first = first or expected
+        got = call(tiny_cost, _tiny_tools(i), [dict(a) for a in reads], dict(one_read), name="tiny_cost")
+        where = f"for {label}"
+        if not pair_of_ints(got):
+            return incorrect(f"tiny_cost should return a pair of ints (loop bytes, one-read bytes), got {show(got)} "
+                             f"{where}")
+        got = tuple(got)
+        if got == expected:
+            continue
+        if got == expected[::-1]:
+            return incorrect(f"the two numbers are swapped {where}: the loop first, then the single read")
+        text_bytes = utf8_bytes("".join(json.loads(m.content)["text"] for m in one))
+        if text_bytes in got:
+            return incorrect(f"{text_bytes:,} counts only the text {where}; the model sees every whole ToolMessage: "
+                             "doc_id, revision, a 64-character sha256, start, end, total_chars and next_offset come "
+                             "with every page")
+        if got == (loop_size.cl100k_tokens, one_size.cl100k_tokens):
+            return incorrect(f"those are cl100k tokens {where}; the question asks for UTF-8 bytes")
+        if got == (loop_size.chars, one_size.chars):
+            return incorrect(f"those are characters {where}; the question asks for UTF-8 bytes")
+        if got[0] in (expected[1] * len(loop), Size.of(loop[0]).utf8_bytes, Size.of(loop[-1]).utf8_bytes):
+            return incorrect(f"{got[0]:,} is not what the loop sends {where}: measure all {len(loop)} of its "
+                             "ToolMessages together (Size.of(*loop)), not one of them, and not the single read times "
+                             f"{len(loop)}")
+        if got == first:
+            return incorrect(f"your function returns {got} {where}, exactly what TINY_READS and ONE_READ give: it "
+                             "must run and measure the reads it is given (the checker passes reads no notebook "
+                             "prints, so a number copied from an output cannot pass)")
+        if got[0] == expected[0]:
+            return incorrect(f"the loop is right, but {got[1]:,} is not the single read's size {where} "
+                             f"({expected[1]:,})")
+        return incorrect(f"({got[0]:,}, {got[1]:,}) are not the UTF-8 sizes of the two sets of ToolMessages {where}")
+    loop, one = _tiny_and_one(0)
+    a, b = Size.of(*loop).utf8_bytes, Size.of(*one).utf8_bytes
+    return correct(f"tiny_cost agrees on {len(_tiny_cases())} sets of reads, three never printed. The notebook's "
+                   f"loop sends {a:,} bytes in {len(loop)} ToolMessages for the same {ONE_READ['limit']} characters "
+                   f"one read sends in {b:,} bytes: {a / b:.1f}x more. Each page repeats doc_id, revision, sha256, "
+                   "start, end, total_chars and next_offset around one character.")
 
 
 q1 = Exercise(
     "4.1", "What a hundred tiny reads cost",
     checker=_check_overhead,
-    ask="set tiny_cost to the pair (UTF-8 bytes of the 100 tiny-read ToolMessages, UTF-8 bytes of the one "
-        "100-character read), then run this cell again.",
+    ask="fill in tiny_cost(tools, tiny_reads, one_read): the pair (UTF-8 bytes of the tiny reads' ToolMessages, "
+        "UTF-8 bytes of the one read's), then run this cell again.",
     hints=(
         'The model sees every whole ToolMessage: doc_id, revision, sha256, the range and next_offset ride '
         'along with each page, however little text it holds.',
         "run_calls(tools, [('read_evidence', args), ...]) gives you the ToolMessages; "
-        'Size.of(*messages).utf8_bytes measures all of them together, envelope included.',
-        'Shape: loop = run_calls(...) over TINY_READS, one = run_calls(...) with ONE_READ, then the pair of '
+        'Size.of(*messages).utf8_bytes measures all of them together, envelope included. Run the reads you are '
+        'given: the checker passes other ones too.',
+        'Shape: loop = run_calls(...) over tiny_reads, one = run_calls(...) with one_read, then the pair of '
         'Size.of(*...).utf8_bytes, the loop first.',
     ),
-    stub="""
-tiny_cost = ____  # (bytes of the loop, bytes of the one read)
-""",
-    solution="""
-loop = run_calls(tools, [("read_evidence", args) for args in TINY_READS], "tiny")
-one = run_calls(tools, [("read_evidence", ONE_READ)], "one")
-tiny_cost = (Size.of(*loop).utf8_bytes, Size.of(*one).utf8_bytes)
-print(tiny_cost)
-""",
+    stub='''
+def tiny_cost(tools, tiny_reads, one_read):
+    """(UTF-8 bytes of the tiny reads' ToolMessages, UTF-8 bytes of the one read's ToolMessage)."""
+    return ____
+''',
+    solution='''
+def tiny_cost(tools, tiny_reads, one_read):
+    """(UTF-8 bytes of the tiny reads' ToolMessages, UTF-8 bytes of the one read's ToolMessage)."""
+    loop = run_calls(tools, [("read_evidence", args) for args in tiny_reads], "tiny")
+    one = run_calls(tools, [("read_evidence", one_read)], "one")
+    return (Size.of(*loop).utf8_bytes, Size.of(*one).utf8_bytes)
+
+print(tiny_cost(tools, TINY_READS, ONE_READ))
+''',
 )
 
 

@@ -174,8 +174,11 @@ class EvidenceStore(ABC):
 
     def stats(self) -> dict[str, int]:
         """How many rows the store holds, of every kind (an operator's check that nothing is left over):
-        published and ``unpublished`` snapshots, documents and chunks (of both), artifacts, ledgers, workspaces
-        and their files. It counts every row, so on a large store it takes a while."""
+        published and ``unpublished`` snapshots, documents and chunks (of both), the chunks' CJK gram postings
+        (``chunk_grams``: one per distinct CJK character or pair of a chunk; SQLite counts the rows of its postings
+        table, PostgreSQL the entries its gram index holds for the stored chunks, computed from them, and the
+        memory backend, which has no index, 0), artifacts, ledgers, workspaces and their files. It counts every
+        row, so on a large store it takes a while."""
         return self._stats()
 
     @contextmanager

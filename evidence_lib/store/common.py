@@ -8,20 +8,26 @@ It imports nothing else of the store, so the store's modules never import each o
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from hashlib import sha256
 from typing import Any, Protocol
 
 from ..access import Access, parse_access
 from ..corpus import Document
 from ..errors import EvidenceError
 from ..index import MAX_STORED_BYTES, PREVIEW_CHARS, sha256_hex
+from ..locate import CJK_RANGES, is_cjk
 from ..toolkit import clean_text
 
 CHUNK_CHARS = 4096
 OVERLAP_CHARS = 127
-#: Trigram indexes need at least this many characters; shorter terms take the backend's exact fallback.
+#: Trigram indexes need at least this many characters. Shorter terms made of CJK characters are served by the gram
+#: postings (:func:`gram_term`); other short terms take the backend's exact fallback (every chunk is checked).
 MIN_INDEXED_CHARS = 3
+#: The gram postings hold every CJK character of a chunk and every two adjacent ones: terms up to this long.
+MAX_GRAM_CHARS = 2
 DEFAULT_TTL = timedelta(hours=24)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_KEY_CHARS = 256
@@ -168,6 +174,34 @@ def document_row(doc_no: int, doc: Any, tenant: str) -> tuple[DocRow, list[Chunk
     row = (doc_no, doc_id, title, revision, len(text), len(raw), sha256_hex(raw),
            text[:PREVIEW_CHARS], access_json(doc.access))
     return row, chunk_rows(doc_no, text)
+
+
+# -- CJK gram postings ---------------------------------------------------------------------------------------
+#: The characters the gram postings index: :data:`evidence_lib.locate.CJK_RANGES` (Han, kana, hangul, bopomofo,
+#: CJK punctuation, fullwidth forms), as a regular-expression class (Python's and PostgreSQL's alike).
+GRAM_CLASS = "".join(f"\\U{a:08x}-\\U{z:08x}" for a, z in CJK_RANGES)
+#: A fingerprint of those ranges, kept in a store's ``store_meta``: postings built for other ranges are refused.
+GRAM_RANGES_ID = sha256(repr(CJK_RANGES).encode()).hexdigest()[:16]
+_NOT_CJK = re.compile(f"[^{GRAM_CLASS}]+")
+
+
+def gram_term(term: str) -> bool:
+    """Whether the gram postings serve ``term``: 1 or 2 characters, each of them CJK (:func:`is_cjk`)."""
+    return 1 <= len(term) <= MAX_GRAM_CHARS and all(map(is_cjk, term))
+
+
+def cjk_grams(body: str) -> set[str]:
+    """The CJK grams of one chunk: every CJK character, and every two adjacent CJK characters.
+
+    A chunk contains a 1- or 2-character CJK term exactly when the term is one of its grams, so the postings of a
+    gram name exactly the chunks to fetch. A bigram that straddles a chunk boundary lies in the earlier chunk's
+    overlap, which is where a match starting there is reported (the scan's offsets, each once).
+    """
+    grams: set[str] = set()
+    for run in _NOT_CJK.split(body):
+        grams.update(run)
+        grams.update(map(str.__add__, run, run[1:]))
+    return grams
 
 
 class SnapshotStorage(Protocol):

@@ -2,7 +2,8 @@
 
 Same contract as SQLite and PostgreSQL (the contract tests run on all three), but it lives and dies with the
 process, so it is one worker's store: nothing is shared with another process. Locate scans the chunks in
-memory with ``str.find`` (no re-hashing of whole documents, but no index either).
+memory with ``str.find`` (no re-hashing of whole documents, but no index either: no trigrams, no CJK gram
+postings, so :meth:`stats` counts ``chunk_grams`` as 0).
 """
 
 from __future__ import annotations
@@ -188,7 +189,9 @@ class MemoryStore(EvidenceStore):
             ready = sum(1 for s in self._snaps.values() if s["ready"])
             return {"snapshots": ready, "unpublished": len(self._snaps) - ready,
                     "documents": sum(len(d) for d in self._docs.values()),
-                    "chunks": sum(len(c) for c in self._chunk_map.values()), "artifacts": len(self._artifacts),
+                    "chunks": sum(len(c) for c in self._chunk_map.values()),
+                    "chunk_grams": 0,  # no index, so no gram postings: locate checks every chunk of the snapshot
+                    "artifacts": len(self._artifacts),
                     "ledgers": len(self._ledgers), "workspaces": len(self._ws),
                     "workspace_files": sum(len(w["files"]) for w in self._ws.values())}
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from ..access import Action, Principal, allowed
 from ..errors import EvidenceError
 from ..index import IndexEntry, Snapshot, sha256_hex, text_range
-from ..locate import LocateOptions, find as scan_find, find_all
+from ..locate import LocateOptions, find as scan_find, find_all, wrap_points
 from .common import CHUNK_CHARS, OVERLAP_CHARS, DocRow, SnapRow, SnapshotStorage, access_from_json, alive, check_text, \
     from_us
 
@@ -108,12 +108,17 @@ class StoreSnapshot:
              first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
         """The same hits as the scan (:func:`evidence_lib.locate.find`), from the backend's substring index.
 
-        Only chunks that contain ``term`` are fetched (and verified); NFC matching and terms longer than
-        ``OVERLAP_CHARS + 1`` fall back to the scan over verified full texts.
+        Only chunks that contain ``term`` are fetched (and verified): the backend names them (trigrams for terms
+        of 3 characters or more, CJK gram postings for 1- and 2-character CJK terms, a check of every chunk of
+        the snapshot for other short terms). The index is literal, so NFC matching, a wrapped locate
+        (``wrapped=True``) of a term that can wrap (:func:`evidence_lib.locate.wrap_points`: a match may then hold
+        line breaks the term does not) and terms longer than ``OVERLAP_CHARS + 1`` fall back to the scan over
+        verified full texts. A wrapped locate of a term that cannot wrap matches literally, so it stays indexed.
         """
         opts = options or LocateOptions()
         doc_ids = list(doc_ids)
-        if opts.normalization != "none" or not isinstance(term, str) or not 1 <= len(term) <= OVERLAP_CHARS + 1:
+        if (opts.normalization != "none" or not isinstance(term, str) or not 1 <= len(term) <= OVERLAP_CHARS + 1
+                or (opts.wrapped and wrap_points(term))):
             return scan_find(((d, self.text(d, principal)) for d in doc_ids), term, opts, first_only)
         check_text(term, "term")
         return self._indexed(term, doc_ids, principal, first_only)

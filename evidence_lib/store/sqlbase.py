@@ -2,8 +2,10 @@
 
 Statements are written once with ``?`` placeholders (PostgreSQL's backend rewrites them to ``%s``). A backend
 supplies the connection, the DDL, how a transaction takes its write lock, and the substring index behind
-``_candidates``. Every write is one transaction; a snapshot is written under ``ready = 0`` in batches and
-published (the previous snapshot of its key deleted, the new one marked ready) in one more.
+``_candidates`` with its CJK gram postings (kept in the transaction that writes or deletes their chunks:
+``_index_chunks``, ``_unindex_chunks``, counted by ``_count_grams``). Every write is one transaction; a snapshot is
+written under ``ready = 0`` in batches and published (the previous snapshot of its key deleted, the new one marked
+ready) in one more.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from ..errors import EvidenceError
 from .base import EvidenceStore
-from .common import ChunkRow, DocRow, SnapRow, SnapshotKey, WsKey
+from .common import GRAM_RANGES_ID, ChunkRow, DocRow, SnapRow, SnapshotKey, WsKey
 
 COUNTERS = ("step", "calls", "chars", "bytes", "tokens", "all_calls", "all_chars", "all_bytes", "all_tokens",
             "refused")
@@ -140,10 +142,22 @@ class SQLStore(EvidenceStore):
             else:
                 q.many("INSERT INTO chunks (chunk_id, snap_id, doc_no, chunk_no, body, sha256) VALUES (?, ?, ?, ?, ?, ?)",
                        [(i, snap_id, *c) for i, c in zip(ids, chunks)])
+            self._index_chunks(q, ids, chunks)
 
     def _chunk_ids(self, q: Q, snap_id: int, n: int) -> range | None:
         """Explicit chunk ids for ``n`` new chunks of one snapshot, or None to let the database number them."""
         return None
+
+    def _index_chunks(self, q: Q, ids: range | None, chunks: list[ChunkRow]) -> None:
+        """Write the gram postings of chunks just inserted (same transaction); a no-op where the database keeps
+        them itself (PostgreSQL's index over the chunks)."""
+
+    def _unindex_chunks(self, q: Q, snap_id: int) -> None:
+        """Delete the gram postings of one snapshot's chunks, just before the chunks (same transaction)."""
+
+    def _count_grams(self, q: Q) -> int:
+        """How many gram postings the store holds (for :meth:`stats`)."""
+        return 0
 
     def _drop(self, q: Q, snap_id: int, where: str = "", params: tuple = ()) -> bool:
         """Delete one snapshot (if it matches ``where``) with its documents and chunks; say whether it did.
@@ -152,6 +166,7 @@ class SQLStore(EvidenceStore):
         documents and chunks are deleted after, so a batch that writer committed meanwhile goes too."""
         if q("DELETE FROM snapshots WHERE snap_id = ?" + where, (snap_id, *params)).rowcount == 0 and where:
             return False
+        self._unindex_chunks(q, snap_id)
         q("DELETE FROM chunks WHERE snap_id = ?", (snap_id,))
         q("DELETE FROM documents WHERE snap_id = ?", (snap_id,))
         return True
@@ -222,7 +237,8 @@ class SQLStore(EvidenceStore):
             return {"snapshots": one("SELECT count(*) FROM snapshots WHERE ready = 1"),
                     "unpublished": one("SELECT count(*) FROM snapshots WHERE ready = 0"),
                     "documents": one("SELECT count(*) FROM documents"), "chunks": one("SELECT count(*) FROM chunks"),
-                    "artifacts": one("SELECT count(*) FROM artifacts"), "ledgers": one("SELECT count(*) FROM ledgers"),
+                    "chunk_grams": self._count_grams(q), "artifacts": one("SELECT count(*) FROM artifacts"),
+                    "ledgers": one("SELECT count(*) FROM ledgers"),
                     "workspaces": one("SELECT count(*) FROM workspaces"),
                     "workspace_files": one("SELECT count(*) FROM workspace_files")}
 
@@ -314,9 +330,10 @@ class SQLStore(EvidenceStore):
         return None if row is None else tuple(row)
 
 
-SCHEMA_VERSION = "3"  # 2: snapshot-scoped locate indexes (chunk id ranges in SQLite, (snap_id, body) GIN); 3: ledger
+SCHEMA_VERSION = "4"  # 2: snapshot-scoped locate indexes (chunk id ranges in SQLite, (snap_id, body) GIN); 3: ledger
 #                       excerpts (the text a compact locate served is a read, as in the in-memory ledger), and a
-#                       workspace is one principal's, keyed by (tenant, session, owner)
+#                       workspace is one principal's, keyed by (tenant, session, owner); 4: CJK gram postings for
+#                       1- and 2-character CJK terms (SQLite: the chunk_grams table; PostgreSQL: chunks_snap_grams)
 
 
 def schema(id_column: str) -> list[str]:
@@ -364,12 +381,19 @@ def migrate(q: Q, statements: list[str]) -> None:
     """Create the schema if missing (inside the caller's locked transaction); refuse another version.
 
     The version is checked before any other statement runs, so a store of another version is refused as such
-    (not by an index over a column its tables lack) and left as it was."""
+    (not by an index over a column its tables lack) and left as it was. So are the CJK ranges the gram postings
+    were built for (``cjk_gram_ranges``, :data:`~evidence_lib.store.common.GRAM_RANGES_ID`): postings built for
+    other ranges would miss the characters this library calls CJK and the others do not."""
     q(statements[0])  # store_meta
     row = q.one("SELECT value FROM store_meta WHERE key = 'schema_version'")
     if row is not None and row[0] != SCHEMA_VERSION:
         raise RuntimeError(f"store schema version {row[0]} is not {SCHEMA_VERSION}: migrate it first")
+    ranges = q.one("SELECT value FROM store_meta WHERE key = 'cjk_gram_ranges'")
+    if row is not None and (ranges is None or ranges[0] != GRAM_RANGES_ID):
+        raise RuntimeError(f"store gram postings were built for other CJK gram ranges ({ranges and ranges[0]}, not "
+                           f"{GRAM_RANGES_ID}): rebuild them first")
     for sql in statements[1:]:
         q(sql)
     if row is None:
-        q("INSERT INTO store_meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+        q("INSERT INTO store_meta (key, value) VALUES ('schema_version', ?), ('cjk_gram_ranges', ?)",
+          (SCHEMA_VERSION, GRAM_RANGES_ID))

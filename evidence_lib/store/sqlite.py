@@ -16,6 +16,19 @@ a trigram index cannot answer terms under 3 characters (on SQLite 3.40 ``LIKE '%
 against the FTS5 table silently return no rows), so short terms, and terms holding GLOB metacharacters, use
 ``instr()`` on the plain chunk table instead; FTS5 has no offsets function, so offsets come from ``str.find``
 on the verified chunk text.
+
+1- and 2-character CJK terms (issue 17 item 5) use the gram postings instead of ``instr()``: ``chunk_grams``, a
+contentless FTS5 table (``detail=none``, the ``ascii`` tokenizer: every CJK gram, being non-ASCII, is one token,
+taken as it is) holding each chunk's CJK unigrams and bigrams (:func:`~evidence_lib.store.common.cjk_grams`) under
+the chunk's id, written and deleted by the store in the transaction that writes or deletes the chunk. A plain
+``(gram, snap_id, chunk_id)`` table would do the same in 15.5 bytes a posting against FTS5's 4.3 (measured on the
+benchmark's corpus: 4.5 million postings for 100 documents; FTS5 2.0 at 1,000 documents), and took 23.6 s to
+build against FTS5's 3.5 s. The query is ``MATCH '"gram"'`` inside the snapshot's rowid range, as for trigrams, so another tenant's
+postings are skipped inside the index. A contentless table forgets what it indexed, so deleting a chunk's postings
+means naming its grams again: they are recomputed from the stored text, or, for a chunk whose text no longer
+matches its sha256 (edited behind the store's back), read back from the index itself (``chunk_grams_postings``, an
+``fts5vocab`` table: a scan of the whole index, for that rare case only). Other 1- and 2-character terms keep
+``instr()`` over the snapshot's chunks.
 """
 
 from __future__ import annotations
@@ -26,7 +39,7 @@ from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
 
-from .common import MIN_INDEXED_CHARS
+from .common import MIN_INDEXED_CHARS, ChunkRow, cjk_grams, gram_term, sha256_text
 from .sqlbase import Q, SQLStore, migrate, schema
 
 FTS = [
@@ -40,7 +53,14 @@ FTS = [
     "INSERT INTO chunks_fts (chunks_fts, rowid, body) VALUES ('delete', old.chunk_id, old.body); "
     "INSERT INTO chunks_fts (rowid, body) VALUES (new.chunk_id, new.body); END",
 ]
+GRAMS = [
+    "CREATE VIRTUAL TABLE IF NOT EXISTS chunk_grams USING fts5(grams, content='', detail='none', columnsize=0, "
+    "tokenize='ascii')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS chunk_grams_postings USING fts5vocab(chunk_grams, 'instance')",
+]
 GLOB_SPECIAL = frozenset("*?[]")
+#: Chunks read at a time when their postings are deleted.
+UNINDEX_BATCH = 256
 #: A snapshot's chunks have rowids [snap_id << CHUNK_ID_BITS, (snap_id + 1) << CHUNK_ID_BITS).
 CHUNK_ID_BITS = 32
 MAX_SNAP_ID = (1 << (63 - CHUNK_ID_BITS)) - 1
@@ -63,7 +83,7 @@ class SQLiteStore(SQLStore):
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         self._conn.execute("PRAGMA synchronous=FULL")
         with self._tx(write=True) as q:
-            migrate(q, schema("INTEGER PRIMARY KEY") + FTS)
+            migrate(q, schema("INTEGER PRIMARY KEY") + FTS + GRAMS)
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path.name})"
@@ -97,7 +117,50 @@ class SQLiteStore(SQLStore):
             raise ValueError(f"a snapshot holds at most {hi - lo + 1:,} chunks")
         return range(first, first + n)
 
+    # -- the gram postings (module docstring) ----------------------------------------------------------------
+    def _index_chunks(self, q: Q, ids: range | None, chunks: list[ChunkRow]) -> None:
+        rows = ((i, " ".join(g)) for i, (_, _, body, _) in zip(ids, chunks) if (g := cjk_grams(body)))
+        q.cursor.executemany("INSERT INTO chunk_grams (rowid, grams) VALUES (?, ?)", rows)
+
+    def _unindex_chunks(self, q: Q, snap_id: int) -> None:
+        lo, hi = self._chunk_range(snap_id)
+        changed: list[int] = []
+        while lo <= hi:
+            rows = q.all("SELECT chunk_id, body, sha256 FROM chunks WHERE chunk_id BETWEEN ? AND ? ORDER BY chunk_id "
+                         f"LIMIT {UNINDEX_BATCH}", (lo, hi))
+            for chunk_id, body, sha in rows:
+                if sha256_text(body) != sha:  # not the text it was indexed with
+                    changed.append(chunk_id)
+                elif grams := cjk_grams(body):
+                    self._forget(q, chunk_id, grams)
+            if len(rows) < UNINDEX_BATCH:
+                break
+            lo = rows[-1][0] + 1
+        if changed:
+            indexed: dict[int, list[str]] = {}
+            for term, chunk_id in q.all("SELECT term, doc FROM chunk_grams_postings WHERE doc BETWEEN ? AND ?",
+                                        self._chunk_range(snap_id)):
+                indexed.setdefault(chunk_id, []).append(term)
+            for chunk_id in changed:
+                if chunk_id in indexed:
+                    self._forget(q, chunk_id, indexed[chunk_id])
+
+    @staticmethod
+    def _forget(q: Q, chunk_id: int, grams: Iterable[str]) -> None:
+        q("INSERT INTO chunk_grams (chunk_grams, rowid, grams) VALUES ('delete', ?, ?)", (chunk_id, " ".join(grams)))
+
+    def _count_grams(self, q: Q) -> int:
+        return int(q.one("SELECT count(*) FROM chunk_grams_postings")[0])
+
     def _candidates(self, snap_id: int, term: str) -> Iterable[tuple[int, int]]:
+        if gram_term(term):
+            # The chunks holding this CJK unigram or bigram, inside the snapshot's rowid range (as for trigrams);
+            # the ascii tokenizer takes the whole quoted term as one token.
+            lo, hi = self._chunk_range(snap_id)
+            return self._all("SELECT c.doc_no, c.chunk_no FROM chunk_grams CROSS JOIN chunks c "
+                             "ON c.chunk_id = chunk_grams.rowid WHERE chunk_grams MATCH ? "
+                             "AND chunk_grams.rowid BETWEEN ? AND ? AND c.snap_id = ?",
+                             (f'"{term}"', lo, hi, snap_id))
         if len(term) >= MIN_INDEXED_CHARS and not GLOB_SPECIAL & set(term):
             # The rowid range keeps FTS5 inside this snapshot (no other tenant's chunk is rechecked or timed).
             # CROSS JOIN pins the order: FTS first. Left to itself the planner walks the snapshot's chunks and
@@ -111,11 +174,12 @@ class SQLiteStore(SQLStore):
                          (snap_id, term))
 
     def index_size(self) -> dict[str, int]:
-        """Bytes on disk: the whole file (with its WAL) and the FTS5 index's own pages."""
+        """Bytes on disk: the whole file (with its WAL), the trigram index's own pages and the gram postings'."""
         files = [self.path, self.path.with_name(self.path.name + "-wal")]
         total = sum(p.stat().st_size for p in files if p.exists())
         try:
-            fts = self._one("SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'chunks_fts%'")[0] or 0
+            fts, grams = (self._one(f"SELECT sum(pgsize) FROM dbstat WHERE name LIKE '{name}%'")[0] or 0
+                          for name in ("chunks_fts", "chunk_grams"))
         except sqlite3.OperationalError:  # dbstat is optional in SQLite builds
-            fts = -1
-        return {"store_bytes": total, "index_bytes": fts}
+            fts = grams = -1
+        return {"store_bytes": total, "index_bytes": fts, "gram_index_bytes": grams}

@@ -7,6 +7,7 @@ schema, dropped afterwards, so tests and concurrent runs never see each other's 
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -68,6 +69,52 @@ def own_connection(store):
     if store.backend not in ("sqlite", "postgres"):
         raise ValueError("the memory backend has no connection")
     return store._conn
+
+
+def sqlite_steps(store, fn) -> int:
+    """Virtual-machine instructions SQLite runs for ``fn()``, in units of 10 (FTS5's own statements included)."""
+    steps = [0]
+
+    def tick() -> int:
+        steps[0] += 1
+        return 0
+
+    conn = own_connection(store)  # the store's own statements are what is counted
+    conn.set_progress_handler(tick, 10)
+    try:
+        fn()
+    finally:
+        conn.set_progress_handler(None, 10)
+    return steps[0]
+
+
+def auto_explain(pg):
+    """Collect the JSON plans PostgreSQL logs for this connection's statements (skip if auto_explain is absent)."""
+    import psycopg
+
+    plans: list[dict] = []
+
+    def notice(diag) -> None:
+        text = diag.message_primary or ""
+        if "{" in text:
+            plans.append(json.loads(text[text.index("{"):]))
+
+    conn = own_connection(pg)  # the store's own session is what is explained
+    try:
+        conn.execute("LOAD 'auto_explain'")
+    except psycopg.Error as e:
+        pytest.skip(f"auto_explain cannot be loaded on this server ({e.sqlstate})")
+    for setting in ("auto_explain.log_min_duration = 0", "auto_explain.log_analyze = on",
+                    "auto_explain.log_format = json", "client_min_messages = log"):
+        conn.execute(f"SET {setting}")
+    conn.add_notice_handler(notice)
+    return plans
+
+
+def nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from nodes(child)
 
 
 def tamper(spec: tuple[str, str], estore, snap, doc_id: str, chunk_no: int = 0) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from evidence_lib import Document
 
-from .storekit import own_connection, raw_sql
+from .storekit import auto_explain, nodes, raw_sql, sqlite_steps
 
 SECRET = "秘密合并计划"  # "secret merger plan": held by tenant B only
 FILLER = "".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(3000))
@@ -30,23 +30,6 @@ def tenant_b(store, n: int) -> None:
                        [Document(f"b{i}", "b", "r1", FILLER[:1000] + SECRET + FILLER[1000:]) for i in range(n)])
 
 
-def sqlite_steps(store, fn) -> int:
-    """Virtual-machine instructions SQLite runs for ``fn()``, in units of 10 (FTS5's own statements included)."""
-    steps = [0]
-
-    def tick() -> int:
-        steps[0] += 1
-        return 0
-
-    conn = own_connection(store)  # the store's own statements are what is counted
-    conn.set_progress_handler(tick, 10)
-    try:
-        fn()
-    finally:
-        conn.set_progress_handler(None, 10)
-    return steps[0]
-
-
 @pytest.mark.parametrize("backend", ["sqlite"])
 def test_sqlite_locate_work_does_not_grow_with_another_tenants_matches(estore):
     a = tenant_a(estore)
@@ -60,35 +43,6 @@ def test_sqlite_locate_work_does_not_grow_with_another_tenants_matches(estore):
     beside = sqlite_steps(estore, locate)
     # Without the rowid range FTS5 rechecks all 400 foreign chunks: thousands of steps more.
     assert beside <= alone + 50, (alone, beside)
-
-
-def auto_explain(pg):
-    """Collect the JSON plans PostgreSQL logs for this connection's statements (skip if auto_explain is absent)."""
-    import psycopg
-
-    plans: list[dict] = []
-
-    def notice(diag) -> None:
-        text = diag.message_primary or ""
-        if "{" in text:
-            plans.append(json.loads(text[text.index("{"):]))
-
-    conn = own_connection(pg)  # the store's own session is what is explained
-    try:
-        conn.execute("LOAD 'auto_explain'")
-    except psycopg.Error as e:
-        pytest.skip(f"auto_explain cannot be loaded on this server ({e.sqlstate})")
-    for setting in ("auto_explain.log_min_duration = 0", "auto_explain.log_analyze = on",
-                    "auto_explain.log_format = json", "client_min_messages = log"):
-        conn.execute(f"SET {setting}")
-    conn.add_notice_handler(notice)
-    return plans
-
-
-def nodes(plan: dict):
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from nodes(child)
 
 
 @pytest.mark.parametrize("backend", ["postgres"])

@@ -29,7 +29,7 @@ def second(spec, estore, clock):
     return estore if spec[0] == "memory" else open_spec(spec, clock)
 
 
-EMPTY = {"snapshots": 0, "unpublished": 0, "documents": 0, "chunks": 0, "artifacts": 0, "ledgers": 0,
+EMPTY = {"snapshots": 0, "unpublished": 0, "documents": 0, "chunks": 0, "chunk_grams": 0, "artifacts": 0, "ledgers": 0,
          "workspaces": 0, "workspace_files": 0}
 
 
@@ -95,7 +95,7 @@ def test_a_store_of_an_earlier_schema_version_is_refused_and_left_as_it_was(spec
         conn.execute("SELECT tenant, sess FROM workspaces")  # the old table, untouched
         with pytest.raises(Exception):
             conn.execute("SELECT owner FROM workspaces")
-        assert conn.execute("SELECT value FROM store_meta").fetchone()[0] == "2"
+        assert conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()[0] == "2"
 
 
 # -- defect 5: a lookup racing a replacement -------------------------------------------------------------------

@@ -5,14 +5,18 @@ Three ways to serve the same calls, on the same synthetic corpus (CJK and ASCII 
 a needle term planted in a few documents):
 
 * ``scan``: the article's index (files on disk); locate reads and re-hashes every document;
-* ``sqlite``: :class:`SQLiteStore` (FTS5 trigram index over 4,096-character chunks);
-* ``postgres``: :class:`PostgresStore` (GIN index over snapshot and pg_trgm trigrams), when ``EVIDENCE_PG_DSN`` is set.
+* ``sqlite``: :class:`SQLiteStore` (FTS5 trigram index over 4,096-character chunks, and the CJK gram postings);
+* ``postgres``: :class:`PostgresStore` (GIN index over snapshot and pg_trgm trigrams, and a GIN index over snapshot
+  and CJK grams), when ``EVIDENCE_PG_DSN`` is set.
 
 Both stores load inside ``store.bulk_load()``: PostgreSQL then builds its index once, after the rows; up to
 1,000 documents it is also built without it (the index maintained per chunk, as a live shared store pays).
 
 Locate is ``find(term, every doc_id of the snapshot, first_only=True)``: the hook ``locate_evidence`` calls,
-over the whole snapshot (what the tool searches too). Each measurement runs in a
+over the whole snapshot (what the tool searches too), for the needle and for short CJK terms (issue 17 item 5),
+each also timed on the scan in the same run: the 2-character ``上限`` and the 1-character ``上`` (planted with the
+needle only, as a rare term is), and ``漎``, the corpus's most frequent CJK character (in most chunks: a locate
+that returns a hit in nearly every document costs the reads of those hits, index or not). Each measurement runs in a
 fresh worker process, which reports its latencies and its own peak RSS (``VmHWM`` of the worker's address space,
 not ``ru_maxrss``, which Linux carries over from the parent). Results: bench/results/store.json
 and store.png. ``--quick`` is the smoke run (< 30 s) a test exercises. Tests assert behaviour; time lives here.
@@ -44,7 +48,12 @@ from evidence_lib.tools import read_page
 
 OUT = Path(__file__).resolve().parent / "results"
 NEEDLE = "单批上限为200条"
-SHORT = "上限"
+SHORT = "上限"  # 2 CJK characters, only in the needle
+SHORT1 = "上"  # 1 CJK character, only in the needle
+COMMON1 = "漎"  # the most frequent CJK character of corpus()'s pool: in about three chunks of four
+#: What the worker locates: (result key, term, which repetition count of the spec).
+LOCATES = (("locate", NEEDLE, "locate_reps"), ("locate_short", SHORT, "short_reps"),
+           ("locate_1char", SHORT1, "short_reps"), ("locate_1char_common", COMMON1, "short_reps"))
 KEY = ("bench", "s", "q")
 #: PostgreSQL is also built without bulk_load (index maintained per chunk) up to this size, for comparison.
 INCREMENTAL_MAX_DOCS = 1000
@@ -135,7 +144,8 @@ def worker(spec: dict) -> dict:
     ids = [e.doc_id for e in index]
     rng = random.Random(5)
     out: dict = {}
-    for name, term, reps in (("locate", NEEDLE, spec["locate_reps"]), ("locate_short", SHORT, spec["short_reps"])):
+    for name, term, key in LOCATES:
+        reps = spec[key]
         if reps == 0:
             continue
         samples, hits = [], 0
@@ -238,7 +248,7 @@ def main(argv: list[str]) -> int:
     dsn = os.environ.get("EVIDENCE_PG_DSN", "")
     if args.quick:
         sizes, doc_kb, doc_sizes = [12, 60], 10, [4 << 10, 256 << 10]
-        reps = {"scan": (3, 1, 30), "sqlite": (10, 3, 60), "postgres": (10, 3, 60)}
+        reps = {"scan": (3, 2, 30), "sqlite": (10, 3, 60), "postgres": (10, 3, 60)}
     else:
         sizes = [n for n in (12, 100, 1000, 10_000) if n <= args.max_docs] or [args.max_docs]
         if args.max_docs not in sizes:
@@ -254,13 +264,17 @@ def main(argv: list[str]) -> int:
                         "psycopg": version("psycopg") if dsn else None,
                         "load_average_start": [round(x, 2) for x in os.getloadavg()]},
         "parameters": {"quick": args.quick, "doc_kb": doc_kb, "sizes_docs": sizes, "needle": NEEDLE,
-                       "short_term": SHORT, "methods": methods,
-                       "locate": "find(term, every doc_id of the snapshot, first_only=True), in a fresh worker process",
+                       "short_term": SHORT, "short_term_1char": SHORT1, "short_term_1char_common": COMMON1,
+                       "methods": methods,
+                       "locate": "find(term, every doc_id of the snapshot, first_only=True), in a fresh worker "
+                                 "process; locate_short (2 CJK characters), locate_1char (1, rare) and "
+                                 "locate_1char_common (1, in most chunks) on every method, the scan included",
                        "read": "read_page(doc, random offset, 800 chars)",
                        "peak_rss": "VmHWM of each worker process: its own peak, not the launcher's",
-                       "build": "put_snapshot inside store.bulk_load() (PostgreSQL: rows first, trigram index built "
-                                "once); build_incremental_s: PostgreSQL without it, up to "
-                                f"{INCREMENTAL_MAX_DOCS:,} documents",
+                       "build": "put_snapshot inside store.bulk_load() (PostgreSQL: rows first, trigram and gram "
+                                "indexes built once; SQLite writes the gram postings with each batch); "
+                                "build_incremental_s: PostgreSQL without it, up to "
+                                f"{INCREMENTAL_MAX_DOCS:,} documents; gram_index_bytes: the CJK gram postings alone",
                        "read_by_doc_size": "every size in each round, shuffled, after 20 warm-up rounds, in one "
                                            "fresh worker process per method"},
         "corpus": [], "doc_size": [],
@@ -289,11 +303,12 @@ def main(argv: list[str]) -> int:
                     if n <= INCREMENTAL_MAX_DOCS:
                         build["build_incremental_s"] = pg_incremental_build(dsn, n, doc_kb)
                 lr, sr, rr = reps[method]
-                m = measure({"method": method, "where": spec_where, "locate_reps": lr,
-                             "short_reps": 0 if method == "scan" else sr, "read_reps": rr})
+                m = measure({"method": method, "where": spec_where, "locate_reps": lr, "short_reps": sr,
+                             "read_reps": rr})
                 row[method] = {**build, **m}
+                short = "  ".join(f"{k.removeprefix('locate_')} {m[k]['p50_ms']:.3f}" for k, _, _ in LOCATES[1:])
                 print(f"{n:>6} docs  {method:<8} build {build['build_s']:>8.2f} s  locate p50 "
-                      f"{m['locate']['p50_ms']:>10.3f} ms  read p50 {m['read']['p50_ms']:.3f} ms  "
+                      f"{m['locate']['p50_ms']:>10.3f} ms ({short})  read p50 {m['read']['p50_ms']:.3f} ms  "
                       f"rss {m['peak_rss_bytes'] / 2**20:.0f} MiB", file=sys.stderr)
                 if method == "scan":
                     row["corpus_bytes"] = build["corpus_bytes"]
@@ -349,12 +364,17 @@ def targets(results: dict, methods: list[str]) -> dict:
     last = results["corpus"][-1]
     out: dict = {"largest_corpus": {"docs": last["docs"], "bytes": last.get("corpus_bytes")}}
     for m in methods[1:]:
-        ratio = last["scan"]["locate"]["p50_ms"] / max(last[m]["locate"]["p50_ms"], 1e-6)
+        ratio, short2, short1 = (last["scan"][k]["p50_ms"] / max(last[m][k]["p50_ms"], 1e-6)
+                                 for k in ("locate", "locate_short", "locate_1char"))
         reads = [r["read"]["p50_ms"] for r in results["doc_size"] if r["method"] == m]
         read_ratio = max(reads) / min(reads)
         rss = last[m]["peak_rss_bytes"]
         out[m] = {
             "locate_speedup_vs_scan_p50": {"target": ">= 100", "measured": round(ratio, 1), "met": ratio >= 100},
+            "locate_2char_cjk_speedup_vs_scan_p50": {"target": ">= 100", "measured": round(short2, 1),
+                                                     "met": short2 >= 100},
+            "locate_1char_cjk_speedup_vs_scan_p50": {"target": ">= 100", "measured": round(short1, 1),
+                                                     "met": short1 >= 100},
             "read_p50_ratio_largest_to_smallest_doc": {"target": "<= 2", "measured": round(read_ratio, 2),
                                                        "met": read_ratio <= 2},
             "worker_peak_rss_mib": {"target": "< 300", "measured": round(rss / 2**20, 1), "met": rss < 300 * 2**20},
@@ -377,7 +397,11 @@ def plot(results: dict, path: Path) -> None:
               (axes[1][0], lambda r, m: r[m]["peak_rss_bytes"] / 2**20, "worker peak RSS (MiB)")]
     for ax, get, label in panels:
         for m in methods:
-            ax.plot(xs, [get(r, m) for r in rows], marker="o", label=m)
+            line, = ax.plot(xs, [get(r, m) for r in rows], marker="o", label=m)
+            if ax is axes[0][0]:  # the short CJK terms, same colour, dashed (2 characters) and dotted (1)
+                for key, style, what in (("locate_short", "--", "2 CJK chars"), ("locate_1char", ":", "1 CJK char")):
+                    ax.plot(xs, [r[m][key]["p50_ms"] for r in rows], linestyle=style, marker=".",
+                            color=line.get_color(), label=f"{m}, {what}")
         ax.set_xscale("log")
         ax.set_xlabel("corpus size (MiB)")
         ax.set_ylabel(label)

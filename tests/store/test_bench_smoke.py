@@ -25,10 +25,14 @@ def test_bench_store_quick_writes_json_and_plot_with_every_target(tmp_path):
     assert [r["docs"] for r in result["corpus"]] == [12, 60]
     for row in result["corpus"]:
         assert row["scan"]["locate"]["hits"] == row["sqlite"]["locate"]["hits"] >= 1  # same answers
+        for short in ("locate_short", "locate_1char", "locate_1char_common"):  # issue 17 item 5: timed on both
+            assert row["scan"][short]["hits"] == row["sqlite"][short]["hits"], short
+        assert row["sqlite"]["locate_1char"]["hits"] >= 1 and row["sqlite"]["gram_index_bytes"] > 0
     last = result["corpus"][-1]
     assert last["scan"]["peak_rss_bytes"] != last["sqlite"]["peak_rss_bytes"]  # each worker its own peak
-    assert set(result["targets"]["sqlite"]) == {"locate_speedup_vs_scan_p50", "read_p50_ratio_largest_to_smallest_doc",
-                                                "worker_peak_rss_mib"}
+    assert set(result["targets"]["sqlite"]) == {"locate_speedup_vs_scan_p50", "locate_2char_cjk_speedup_vs_scan_p50",
+                                                "locate_1char_cjk_speedup_vs_scan_p50",
+                                                "read_p50_ratio_largest_to_smallest_doc", "worker_peak_rss_mib"}
 
 
 def _bench_module():

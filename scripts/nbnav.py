@@ -8,7 +8,8 @@ notebook's minutes next to the estimate at course.toml's pace.
 Never typed by hand: run `python scripts/nbnav.py` after adding or renaming a notebook;
 `python scripts/nbnav.py --check` exits 1 when a notebook's navigation is stale (tests run it).
 The repository slug for the Binder/Colab badges comes from pyproject.toml
-([tool.evidence-series] repository) so forks change one line.
+([tool.evidence-series] repository) so forks change one line; while it is empty, no badges are written (no link
+to a repository that is not there).
 
 Three groups of notebooks get a navigation cell (id "nav", always the first cell): the series
 (notebooks/NN_*.ipynb), the workshop's student copies (notebooks/exercises/workshop_part*.ipynb) and
@@ -80,6 +81,9 @@ def _rel(target: Path, start: Path) -> str:
 
 
 def badges(path: Path, repo: str, branch: str) -> str:
+    """Binder and Colab launch badges for ``path``; none while pyproject.toml names no repository (``""``)."""
+    if not repo:
+        return ""
     rel = path.relative_to(ROOT).as_posix()
     binder = f"https://mybinder.org/v2/gh/{repo}/{branch}?labpath={rel}"
     colab = f"https://colab.research.google.com/github/{repo}/blob/{branch}/{rel}"
@@ -92,7 +96,9 @@ def nav_source(i: int, paths: list[Path], repo: str, branch: str) -> str:
     here = paths[i].parent
     prev = f"[← {paths[i - 1].stem}]({_rel(paths[i - 1], here)})" if i > 0 else "← (start)"
     nxt = f"[{paths[i + 1].stem} →]({_rel(paths[i + 1], here)})" if i + 1 < len(paths) else "(end) →"
-    return f"{prev} · [index]({_rel(NOTEBOOKS / INDEX, here)}) · {nxt}\n\n{badges(paths[i], repo, branch)}"
+    line = f"{prev} · [index]({_rel(NOTEBOOKS / INDEX, here)}) · {nxt}"
+    launch = badges(paths[i], repo, branch)
+    return f"{line}\n\n{launch}" if launch else line
 
 
 def workshop_nav(path: Path) -> str:
@@ -319,8 +325,8 @@ def _index_text(series_nbs: list[tuple[Path, object]], repo: str, branch: str) -
         f"The seven parts: {_workshop_totals(plan)}.\n\n"
         "| part | topic | work | in a session | facilitators |\n|---|---|---|---|---|\n" + "\n".join(parts) + "\n\n"
         "## Tracks\n\nEach track lists its steps with their minutes from the tables above; a workshop part counts "
-        "with its intro and discussion.\n\n" + tracks_text(plan) + "\n\n"
-        + badges(NOTEBOOKS / INDEX, repo, branch))
+        "with its intro and discussion.\n\n" + tracks_text(plan)
+        + ("\n\n" + badges(NOTEBOOKS / INDEX, repo, branch) if repo else ""))
     intro.id = "index"
     if plan.get("glossary"):
         glossary = nbformat.v4.new_markdown_cell("## Glossary\n\nThe protocol's terms, each linked from the notebook "

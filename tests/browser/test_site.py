@@ -596,9 +596,8 @@ def test_no_placeholder_repository_slug_in_the_built_site() -> None:
     """Issue 18 item 7: the Binder, Colab and GitHub links pointed at a placeholder repository; links are built
     only for a configured repository (EVIDENCE_SITE_REPOSITORY) and no built file may name the placeholder."""
     build_site = load_script("build_site")
-    slugs = build_site.placeholder_slugs(build_site.site_repository())
-    assert slugs, "pyproject.toml [tool.evidence-series] repository is the placeholder unless confirmed"
-    found = build_site.files_naming(SITE, slugs)
+    slugs = build_site.placeholder_slugs(build_site.site_repository())  # [] while pyproject names none
+    found = build_site.files_naming(SITE, slugs) if slugs else []
     assert not found, f"the placeholder repository {slugs} appears in: {found[:10]}"
     if build_site.site_repository() is None:
         for rel in built_pages():

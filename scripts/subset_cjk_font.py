@@ -85,8 +85,11 @@ def options() -> subset.Options:
     return opts
 
 
-def rename(font: TTFont, source_family: str, version: str) -> None:
-    """Give the subset its own family name; say in the version string what it was made from."""
+def rename(font: TTFont, source_family: str, version: str, *, family: str = FAMILY, ps_name: str = PS_NAME,
+           purpose: str = "figures") -> None:
+    """Give the subset its own family name (the OFL asks modified versions not to use the original's); say in the
+    version string what it was made from. scripts/subset_site_font.py names the website's subset the same way."""
+    FAMILY, PS_NAME = family, ps_name  # noqa: N806 - the records below read as the font's own names
     name = font["name"]
     name.names = [r for r in name.names if r.nameID not in (1, 2, 3, 4, 5, 6, 16, 17, 21, 22)]
     records = {
@@ -94,7 +97,7 @@ def rename(font: TTFont, source_family: str, version: str) -> None:
         2: "Regular",
         3: f"{version};evidence-lib;{PS_NAME}",
         4: FAMILY,
-        5: f"Version {version}; subset of {source_family} {version} for the evidence-lib figures",
+        5: f"Version {version}; subset of {source_family} {version} for the evidence-lib {purpose}",
         6: PS_NAME,
     }
     for name_id, text in records.items():

@@ -148,31 +148,9 @@ def find_source(given: str | None) -> Path:
     return found
 
 
-def rename(font, source_family: str, version: str) -> None:
-    """The web subset's own family name (the OFL asks modified versions not to use the original's)."""
-    name = font["name"]
-    name.names = [r for r in name.names if r.nameID not in (1, 2, 3, 4, 5, 6, 16, 17, 21, 22)]
-    records = {
-        1: FAMILY,
-        2: "Regular",
-        3: f"{version};evidence-lib;{PS_NAME}",
-        4: FAMILY,
-        5: f"Version {version}; subset of {source_family} {version} for the evidence-lib website",
-        6: PS_NAME,
-    }
-    for name_id, text in records.items():
-        name.setName(text, name_id, 3, 1, 0x0409)
-        name.setName(text, name_id, 1, 0, 0)
-    if "CFF " in font:
-        cff = font["CFF "].cff
-        cff.fontNames = [PS_NAME]
-        top = cff.topDictIndex[0]
-        top.FamilyName, top.FullName = FAMILY, f"{FAMILY} Regular"
-
-
 def write_font(source: Path, out: Path, chars: str):
     from fontTools import subset
-    from subset_cjk_font import open_source, options
+    from subset_cjk_font import open_source, options, rename
 
     font = open_source(source)
     source_family = font["name"].getDebugName(1)
@@ -182,7 +160,7 @@ def write_font(source: Path, out: Path, chars: str):
     subsetter = subset.Subsetter(opts)
     subsetter.populate(unicodes=sorted(ord(c) for c in chars))
     subsetter.subset(font)
-    rename(font, source_family, version)
+    rename(font, source_family, version, family=FAMILY, ps_name=PS_NAME, purpose="website")
     font.flavor = "woff2"
     out.parent.mkdir(parents=True, exist_ok=True)
     font.save(out, reorderTables=True)

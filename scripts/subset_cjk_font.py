@@ -89,25 +89,24 @@ def rename(font: TTFont, source_family: str, version: str, *, family: str = FAMI
            purpose: str = "figures") -> None:
     """Give the subset its own family name (the OFL asks modified versions not to use the original's); say in the
     version string what it was made from. scripts/subset_site_font.py names the website's subset the same way."""
-    FAMILY, PS_NAME = family, ps_name  # noqa: N806 - the records below read as the font's own names
     name = font["name"]
     name.names = [r for r in name.names if r.nameID not in (1, 2, 3, 4, 5, 6, 16, 17, 21, 22)]
     records = {
-        1: FAMILY,
+        1: family,
         2: "Regular",
-        3: f"{version};evidence-lib;{PS_NAME}",
-        4: FAMILY,
+        3: f"{version};evidence-lib;{ps_name}",
+        4: family,
         5: f"Version {version}; subset of {source_family} {version} for the evidence-lib {purpose}",
-        6: PS_NAME,
+        6: ps_name,
     }
     for name_id, text in records.items():
         name.setName(text, name_id, 3, 1, 0x0409)
         name.setName(text, name_id, 1, 0, 0)
     if "CFF " in font:
         cff = font["CFF "].cff
-        cff.fontNames = [PS_NAME]
+        cff.fontNames = [ps_name]
         top = cff.topDictIndex[0]
-        top.FamilyName, top.FullName = FAMILY, f"{FAMILY} Regular"
+        top.FamilyName, top.FullName = family, f"{family} Regular"
 
 
 def write_subset(source: Path, out: Path, chars: str) -> TTFont:

@@ -42,8 +42,8 @@ $(STAMP): pyproject.toml
 	   $(PYTHON) -m venv $(VENV) \
 	   || { echo "setup: could not create $(VENV) (Debian/Ubuntu: apt-get install python3-venv)"; rm -rf $(VENV); exit 1; }; \
 	 else echo "setup 1/3: reusing the virtual environment $(VENV) (pyproject.toml changed since the last install)"; fi
-	@echo "setup 2/3: installing evidence-lib with its notebook, test and browser packages (first time: about 1 to 1.5 minutes)"
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test,browser,bench]'
+	@echo "setup 2/3: installing evidence-lib with its notebook, test, browser, bench and agents (LangChain create_agent) packages (first time: about 1 to 1.5 minutes)"
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test,browser,bench,agents]'
 	@touch $(STAMP)
 	@echo "setup 3/3: installed"
 

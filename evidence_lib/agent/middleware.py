@@ -1,0 +1,139 @@
+"""Evidence for any LangChain agent: one middleware that offloads large tool results and reads them on demand.
+
+Notebook 12. ``create_agent(model, tools, middleware=[EvidenceMiddleware(store, principal)])``: every tool result
+over a cl100k token threshold becomes a result in the evidence store (see :mod:`evidence_lib.offload`: owned by the
+principal, with a revision, a sha256 and a TTL) and the model sees a short handle; the middleware adds
+``locate_evidence`` and ``read_evidence`` over those results (the compact profile of :func:`evidence_tools`), charged
+to one task budget, so a citation of an offloaded result verifies like any other evidence
+(:meth:`EvidenceMiddleware.verify_answer`, :func:`~evidence_lib.agent.check_history`, ``python -m evidence_lib audit``).
+
+It uses LangChain's public middleware API (``AgentMiddleware.wrap_tool_call`` and ``tools``; the ``agents`` extra,
+``langchain>=1``). Results of the middleware's own tools are never offloaded; a tool can have its own threshold, or
+``None`` to never be offloaded. A tool message whose content holds non-text blocks (an image) keeps those blocks
+and is offloaded by its text only if the text alone crosses the threshold.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import ToolMessage
+from langgraph.types import Command
+
+from ..access import Principal
+from ..citations import Citation, CitationCheck, verify_citation
+from ..errors import EvidenceError
+from ..ledger import Budget, Ledger
+from ..offload import DEFAULT_THRESHOLD_TOKENS, DEFAULT_TTL, OffloadShelf, offload, owner_session
+from ..tools import evidence_tools
+from ..toolkit import run_tool_call
+from .history import text_of
+from .prompt import parse_answer
+
+__all__ = ["EvidenceMiddleware", "OWN_TOOLS"]
+
+#: The tools the middleware adds (the compact profile's locate and read), never offloaded themselves.
+OWN_TOOLS = ("locate_evidence", "read_evidence")
+
+
+class EvidenceMiddleware(AgentMiddleware):
+    """Offload tool results over ``threshold_tokens`` (cl100k) into ``store``; add locate and read over them.
+
+    ``principal`` owns every result of the run (another principal's handle is ``unknown_doc_id``, byte-identical to
+    a handle never issued; so is an expired one). ``thresholds`` overrides the threshold per tool name (``None``: never
+    offload that tool). ``budget`` bounds the reads of the run; with ``task`` the ledger lives in the store, shared by
+    every worker of that task, else in this object. Notebook 12.
+    """
+
+    def __init__(self, store: Any, principal: Principal, *, session: str = "default", task: str | None = None,
+                 threshold_tokens: int = DEFAULT_THRESHOLD_TOKENS, thresholds: Mapping[str, int | None] | None = None,
+                 ttl: timedelta = DEFAULT_TTL, budget: Budget | None = None) -> None:
+        super().__init__()
+        if not isinstance(threshold_tokens, int) or isinstance(threshold_tokens, bool) or threshold_tokens < 1:
+            raise ValueError("threshold_tokens is a positive int (cl100k tokens)")
+        thresholds = dict(thresholds or {})
+        for name, value in thresholds.items():
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ValueError(f"the threshold of {name!r} is a positive int or None")
+            if name in OWN_TOOLS:
+                raise ValueError(f"{name} is the middleware's own tool: its results are never offloaded")
+        self.store, self.principal = store, principal
+        self.shelf = OffloadShelf(store, principal, session, ttl=ttl)
+        self.threshold_tokens, self.thresholds = threshold_tokens, thresholds
+        budget = budget or Budget()
+        self.ledger: Ledger = (Ledger(budget) if task is None
+                               else store.ledger(principal.tenant, owner_session(session, principal.user), task, budget))
+        tools = evidence_tools(self.shelf, principal, ledger=self.ledger, profile="compact")
+        self.tools = [t for t in tools if t.name in OWN_TOOLS]
+        self._lock = threading.Lock()  # the ledger and the store see one call at a time
+
+    # -- the hooks ---------------------------------------------------------------------------------------------
+    def wrap_tool_call(self, request: Any, handler: Any) -> ToolMessage | Command:
+        call = request.tool_call
+        if call.get("name") in OWN_TOOLS:
+            with self._lock:
+                return run_tool_call(self.tools, call)
+        return self.offloaded(handler(request), call)
+
+    async def awrap_tool_call(self, request: Any, handler: Any) -> ToolMessage | Command:
+        call = request.tool_call
+        if call.get("name") in OWN_TOOLS:
+            with self._lock:
+                return run_tool_call(self.tools, call)
+        return self.offloaded(await handler(request), call)
+
+    # -- what the model sees instead of a large result --------------------------------------------------------
+    def threshold_for(self, tool: str) -> int | None:
+        return self.thresholds.get(tool, self.threshold_tokens)
+
+    def offloaded(self, result: Any, call: Mapping[str, Any]) -> Any:
+        """``result`` with every ToolMessage in it (a Command's ``messages`` update too) offloaded if too large."""
+        if isinstance(result, ToolMessage):
+            return self._message(result)
+        if isinstance(result, Command) and isinstance(result.update, dict) \
+                and isinstance(result.update.get("messages"), list):
+            messages = [self._message(m) if isinstance(m, ToolMessage) else m for m in result.update["messages"]]
+            return Command(graph=result.graph, update={**result.update, "messages": messages}, resume=result.resume,
+                           goto=result.goto)
+        return result
+
+    def _message(self, msg: ToolMessage) -> ToolMessage:
+        tool = msg.name or "tool"
+        threshold = self.threshold_for(tool)
+        if threshold is None or tool in OWN_TOOLS:
+            return msg
+        text = text_of(msg)
+        with self._lock:
+            shown, entry = offload(self.shelf, text, tool=tool, call_id=msg.tool_call_id, threshold_tokens=threshold)
+        if entry is None:
+            return msg
+        others = [b for b in msg.content if not (isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))] \
+            if isinstance(msg.content, list) else []
+        content: Any = [{"type": "text", "text": shown}, *others] if others else shown
+        return msg.model_copy(update={"content": content,
+                                      "response_metadata": {**msg.response_metadata, "evidence_offload": {
+                                          "doc_id": entry.doc_id, "revision": entry.revision,
+                                          "sha256": entry.sha256, "chars": entry.chars}}})
+
+    # -- checking what the model cited --------------------------------------------------------------------------
+    def verify(self, citation: Citation) -> CitationCheck:
+        """One citation against the stored result, its sha256 and the reads this run made."""
+        return verify_citation(self.shelf, citation, self.ledger, self.principal)
+
+    def verify_answer(self, text: str) -> list[CitationCheck]:
+        """Every ``Sources:`` line of a final answer, checked with :meth:`verify` (a line without a content handle
+        is checked against the stored sha256 of the result it names)."""
+        checks = []
+        for c in parse_answer(text).citations:
+            sha = c.sha256
+            if sha is None:
+                try:
+                    sha = self.shelf.entry(c.doc_id, self.principal).sha256
+                except EvidenceError:  # an unknown handle: the check reports it
+                    sha = ""
+            checks.append(self.verify(Citation(c.doc_id, c.revision, c.start, c.end, sha, c.quote)))
+        return checks

@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Large tool results in an agent's context, four ways, side by side on the same tasks (issue 19, notebook 12).
+
+The four tasks of :mod:`evidence_lib.teaching.large_results` (a 200 KB log, a 1 MB JSON reply, a 300 KB web page as
+text, 5,000 SQL rows), each run through LangChain's ``create_agent`` with an offline scripted model that is given the
+same help in every setup (the tool call to make and the term to look for) and decides the rest from what it sees:
+
+* ``none``: no offloading, the whole result enters the context;
+* ``deepagents``: Deep Agents' large-result eviction (over 20,000 tokens, to ``/large_tool_results/``), read back the
+  strongest honest way (grep for the term in the evicted file, then ``read_file`` around the hit if needed); skipped
+  without the ``deepagents`` extra (``make bench-eval`` installs it in ``.venv-bench``);
+* ``strands``: Strands Agents' ``ContextOffloader`` (2,500 tokens), driven by a scripted Strands model; skipped
+  without ``strands-agents`` (see bench/offload_peers.py for what can and cannot be driven offline);
+* ``evidence``: :class:`~evidence_lib.agent.middleware.EvidenceMiddleware` (2,000 tokens), the model locates the term
+  in the handle and cites the line.
+
+Every model call is recorded as the model received it. Its *context* is the text of every message, the tool calls'
+arguments and the bound tool schemas, in UTF-8 bytes and cl100k tokens (provider wrappers are left out; they are the
+same few tokens per message everywhere). Reported per task and setup: context per call and in total, calls to the
+answer, whether the answer shows the answer line (``visible``) and whether its citation verifies against the stored
+bytes (``verified``: only the evidence middleware can say), what a read returns after the TTL, and what another
+principal reading the same handle gets. Results: bench/results/offload.json and offload.png.
+
+    .venv-bench/bin/python bench/bench_offload.py        # every setup (.venv/bin/python: none and evidence only)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from datetime import datetime, timedelta, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from evidence_lib import ManualClock, Principal
+from evidence_lib.agent import PolicyChatModel
+from evidence_lib.agent.history import text_of
+from evidence_lib.agent.middleware import EvidenceMiddleware
+from evidence_lib.agent.offload_reader import HandleReader
+from evidence_lib.measure import Size
+from evidence_lib.store import MemoryStore, SQLiteStore
+from evidence_lib.teaching.large_results import LargeResultTask, large_result_tasks
+from evidence_lib.toolkit import run_tool_call, tool_call
+
+OUT = Path(__file__).resolve().parent / "results"
+T0 = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)
+ALICE, BOB = Principal("acme", "alice"), Principal("acme", "bob")
+SETUPS = ("none", "deepagents", "strands", "evidence")
+TARGET_RATIO = 0.5
+
+
+def prompt_size(messages: list[BaseMessage], tools: list[dict[str, Any]] | None) -> Size:
+    """What one model call is sent: message text, tool-call arguments, bound tool schemas."""
+    parts = [text_of(m) for m in messages]
+    for m in messages:
+        if isinstance(m, AIMessage):
+            parts += [json.dumps(c.get("args", {}), ensure_ascii=False, sort_keys=True) for c in m.tool_calls]
+    if tools:
+        parts.append(json.dumps(tools, ensure_ascii=False, sort_keys=True))
+    return Size.of(*parts)
+
+
+class RecordingModel(PolicyChatModel):
+    """A policy model that records every call as it was sent: the messages and the bound tool schemas."""
+
+    calls: list = []
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        self.calls.append((list(messages), kwargs.get("tools")))
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def summary(calls: list[tuple[list[BaseMessage], Any]], answer: str, task: LargeResultTask) -> dict[str, Any]:
+    sizes = [prompt_size(m, t) for m, t in calls]
+    return {"model_calls": len(calls), "context_per_call": [s.as_dict() for s in sizes],
+            "total_context": {"utf8_bytes": sum(s.utf8_bytes for s in sizes),
+                              "cl100k_tokens": sum(s.cl100k_tokens for s in sizes)},
+            "max_call_tokens": max((s.cl100k_tokens for s in sizes), default=0),
+            "visible": task.answer in answer or task.term in answer}
+
+
+def run_none(task: LargeResultTask) -> dict[str, Any]:
+    model = RecordingModel(reader=HandleReader(task.call, task.term), calls=[])
+    state = create_agent(model, [task.tool()]).invoke({"messages": [HumanMessage(task.question)]})
+    out = summary(model.calls, text_of(state["messages"][-1]), task)
+    return {**out, "verified": None, "after_ttl": "no store: the result lives in the conversation, for ever",
+            "other_principal": "no owner: whoever holds the conversation holds the result"}
+
+
+def run_evidence(task: LargeResultTask, store_path: Path) -> dict[str, Any]:
+    clock = ManualClock(T0)
+    store = SQLiteStore(store_path, clock=clock)
+    try:
+        mw = EvidenceMiddleware(store, ALICE, session="bench", ttl=timedelta(hours=1))
+        model = RecordingModel(reader=HandleReader(task.call, task.term), calls=[])
+        state = create_agent(model, [task.tool()], middleware=[mw]).invoke({"messages": [HumanMessage(task.question)]})
+        answer = text_of(state["messages"][-1])
+        out = summary(model.calls, answer, task)
+        checks = mw.verify_answer(answer)
+        handle = mw.shelf.handles[0]
+        other = EvidenceMiddleware(store, BOB, session="bench")
+        foreign = run_tool_call(other.tools, tool_call("read_evidence", {"doc_id": handle}, "x1"))
+        never = run_tool_call(other.tools, tool_call("read_evidence", {"doc_id": "res-0000000000"}, "x2"))
+        clock.advance(timedelta(hours=1))
+        expired = run_tool_call(mw.tools, tool_call("read_evidence", {"doc_id": handle}, "x3"))
+        return {**out, "verified": bool(checks) and all(c.ok for c in checks),
+                "citations": [str(c.citation.doc_id) + f" [{c.citation.start}, {c.citation.end}) {c.reason}"
+                              for c in checks],
+                "after_ttl": json.loads(expired.content)["error"],
+                "after_ttl_same_as_never_issued": expired.content == never.content,
+                "other_principal": json.loads(foreign.content)["error"],
+                "other_principal_same_as_never_issued": foreign.content == never.content,
+                "reads_after_ttl": int(expired.status == "success"), "foreign_reads": int(foreign.status == "success")}
+    finally:
+        store.close()
+
+
+def run_peer(name: str, task: LargeResultTask) -> dict[str, Any] | None:
+    try:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import offload_peers
+    except ImportError as e:
+        return {"skipped": f"bench/offload_peers.py: {e}"}
+    fn = getattr(offload_peers, f"run_{name}", None)
+    if fn is None:
+        return {"skipped": f"offload_peers has no run_{name}"}
+    got = fn(task.tool_name, task.text, task.term, lambda text: task.answer in text or task.term in text,
+             question=task.question)
+    if got.get("skipped"):
+        return got
+    sizes = [Size(c["prompt"]["utf8_bytes"], c["prompt"]["cl100k_tokens"]) for c in got["calls"]]
+    keep = {k: v for k, v in got.items() if k not in ("calls", "messages", "answer", "total")}
+    return {"model_calls": len(sizes), "context_per_call": [s.as_dict() for s in sizes],
+            "total_context": {"utf8_bytes": sum(s.utf8_bytes for s in sizes),
+                              "cl100k_tokens": sum(s.cl100k_tokens for s in sizes)},
+            "max_call_tokens": max((s.cl100k_tokens for s in sizes), default=0),
+            "visible": bool(got.get("answered")), "verified": None, **keep}
+
+
+def versions() -> dict[str, str]:
+    out = {}
+    for pkg in ("langchain", "langchain-core", "langgraph", "deepagents", "strands-agents", "tiktoken"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=OUT / "offload.json")
+    ap.add_argument("--setups", default=",".join(SETUPS), help="comma-separated subset of " + ", ".join(SETUPS))
+    args = ap.parse_args(argv)
+    import tempfile
+
+    results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for task in large_result_tasks():
+            row: dict[str, Any] = {"result": Size.of(task.text).as_dict(), "tool": task.tool_name, "term": task.term}
+            chosen = args.setups.split(",")
+            row["none"] = run_none(task) if "none" in chosen else None
+            for peer in ("deepagents", "strands"):
+                row[peer] = run_peer(peer, task) if peer in chosen else {"skipped": "not asked for (--setups)"}
+            row["evidence"] = run_evidence(task, Path(tmp) / f"{task.name}.db")
+            results[task.name] = row
+            print(f"{task.name:5} " + "  ".join(
+                f"{s}: {row[s]['total_context']['cl100k_tokens']:,} tok" if "total_context" in (row[s] or {})
+                else f"{s}: skipped" for s in SETUPS), file=sys.stderr)
+    targets = targets_of(results)
+    doc = {"environment": {"python": platform.python_version(), "machine": platform.machine(), **versions()},
+           "parameters": {"evidence_threshold_tokens": 2000, "ttl": "1 h", "store": "SQLite file",
+                          "context": "message text + tool-call arguments + bound tool schemas, per model call",
+                          "help": "every setup: the same question, the tool call to make and the term to look for"},
+           "tasks": results, "targets": targets}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    plot(results, args.out.with_suffix(".png"))
+    print(json.dumps(targets, indent=1))
+    return 0
+
+
+def targets_of(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, row in results.items():
+        ev, da = row["evidence"], row.get("deepagents") or {}
+        t: dict[str, Any] = {"verified_citation": {"target": True, "measured": ev["verified"], "met": ev["verified"]},
+                             "reads_after_ttl": {"target": 0, "measured": ev["reads_after_ttl"],
+                                                 "met": ev["reads_after_ttl"] == 0},
+                             "foreign_reads": {"target": 0, "measured": ev["foreign_reads"],
+                                               "met": ev["foreign_reads"] == 0}}
+        if "total_context" in da:
+            ratio = ev["total_context"]["cl100k_tokens"] / da["total_context"]["cl100k_tokens"]
+            t["tokens_vs_deepagents"] = {"target": f"<= {TARGET_RATIO}", "measured": round(ratio, 3),
+                                         "met": ratio <= TARGET_RATIO}
+        out[name] = t
+    return out
+
+
+def plot(results: dict[str, dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(results)
+    shown = [s for s in SETUPS if any("total_context" in (results[n].get(s) or {}) for n in names)]
+    fig, ax = plt.subplots(figsize=(8, 4), dpi=110)
+    width = 0.8 / len(shown)
+    for k, s in enumerate(shown):
+        vals = [(results[n].get(s) or {}).get("total_context", {}).get("cl100k_tokens", 0) for n in names]
+        bars = ax.bar([i + k * width for i in range(len(names))], vals, width, label=s)
+        ax.bar_label(bars, labels=[f"{v:,}" for v in vals], fontsize=7, rotation=90, padding=2)
+    ax.set_yscale("log")
+    ax.set_xticks([i + width * (len(shown) - 1) / 2 for i in range(len(names))], names)
+    ax.set_ylabel("context sent to the model, all calls (cl100k tokens, log)")
+    ax.set_title("The same four tasks: what each way of handling a large result costs")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, metadata={"Software": None})
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -113,12 +113,13 @@ test-store: setup
 	@dsn=$$(bash scripts/postgres.sh up | tail -1) && trap 'bash scripts/postgres.sh down' EXIT && \
 	  EVIDENCE_PG_DSN="$$dsn" $(BIN)/python -m pytest -q tests/store
 
-# The reading flows side by side with LangChain Deep Agents (a benchmark-only extra in its own venv).
+# The reading flows side by side with LangChain Deep Agents (a benchmark-only extra in its own venv). The venv also gets
+# the strands extra (Strands Agents' ContextOffloader, the offload benchmark's other peer: bench/offload_peers.py).
 BENCH_VENV ?= .venv-bench
 bench-eval:
 	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
-	@echo "bench-eval: installing the series with its deepagents extra into $(BENCH_VENV)"
-	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[deepagents]'
+	@echo "bench-eval: installing the series with its deepagents and strands extras into $(BENCH_VENV)"
+	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[deepagents,strands]'
 	$(BENCH_VENV)/bin/python bench/eval_compare.py
 
 # PostgreSQL: $$EVIDENCE_PG_DSN if set, else the server scripts/postgres.sh runs (started here and stopped

@@ -139,6 +139,10 @@ def _imported_packages() -> dict[str, list[str]]:
     return found
 
 
+#: Benchmark-only extras whose module is not named like their distribution, for a machine without them.
+NOT_INSTALLED_DISTRIBUTIONS = {"strands": "strands-agents"}
+
+
 def test_every_package_that_scripts_tests_and_bench_import_is_declared(pyproject):
     declared = set(_requirements(pyproject))  # dependencies plus every extra
     distributions = packages_distributions()
@@ -147,7 +151,8 @@ def test_every_package_that_scripts_tests_and_bench_import_is_declared(pyproject
     missing = {}
     for top, where in sorted(imported.items()):
         # an installed module names its distribution(s); an uninstalled one (an extra not installed) its own name
-        names = {canonicalize_name(d) for d in distributions.get(top, [])} or {canonicalize_name(top)}
+        names = {canonicalize_name(d) for d in distributions.get(top, [])} or {
+            canonicalize_name(NOT_INSTALLED_DISTRIBUTIONS.get(top, top))}
         if not names & declared:
             missing[top] = {"distributions": sorted(names), "imported in": sorted(set(where))[:3]}
     assert not missing, f"declare these in pyproject.toml (and so environment.yml): {missing}"

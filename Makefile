@@ -15,7 +15,7 @@ LAB_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
 RUN_NBVAL = ws=$$(mktemp -d) && trap 'rm -rf "$$ws"' EXIT && trap 'exit 130' INT TERM && \
             EVIDENCE_WORKSPACE="$$ws" $(BIN)/python -m pytest -q $(NBVAL) notebooks
 
-.PHONY: bench-eval setup venv fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help \
+.PHONY: bench-eval bench-offload setup venv fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help \
         postgres-up postgres-down test-store bench-store site test-site site-font
 
 help:
@@ -28,6 +28,7 @@ help:
 	@echo "make article        print the article's result table as JSON"
 	@echo "make postgres-up    start a local PostgreSQL for the store tests (then export EVIDENCE_PG_DSN=...)"
 	@echo "make test-store     the store's contract tests on memory, SQLite and PostgreSQL (starts/stops the server)"
+	@echo "make bench-offload  large tool results: no offload vs Deep Agents vs Strands vs the evidence middleware (notebook 12)"
 	@echo "make bench-store    the store's scale benchmark (bench/results/store.json and .png; QUICK=1 for a smoke run)"
 	@echo "make site           build the static website into build/site/ from the executed notebooks (BASE_URL=/<repo>)"
 	@echo "make test-site      build the website, then check it in headless Chromium without system CJK fonts: pages,"
@@ -121,6 +122,13 @@ bench-eval:
 	@echo "bench-eval: installing the series with its deepagents and strands extras into $(BENCH_VENV)"
 	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[deepagents,strands]'
 	$(BENCH_VENV)/bin/python bench/eval_compare.py
+
+# Large tool results four ways (no offload, Deep Agents' eviction, Strands' ContextOffloader, EvidenceMiddleware):
+# bench/results/offload.json and offload.png, read by notebook 12. About a minute.
+bench-offload:
+	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	@$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[deepagents,strands]'
+	$(BENCH_VENV)/bin/python bench/bench_offload.py
 
 # PostgreSQL: $$EVIDENCE_PG_DSN if set, else the server scripts/postgres.sh runs (started here and stopped
 # afterwards if it was not already up); without one, the scan and SQLite are measured and the JSON says so.

@@ -79,7 +79,9 @@ class RecordingModel(PolicyChatModel):
 
 def summary(calls: list[tuple[list[BaseMessage], Any]], answer: str, task: LargeResultTask) -> dict[str, Any]:
     sizes = [prompt_size(m, t) for m, t in calls]
+    bare = [prompt_size(m, None) for m, _ in calls]
     return {"model_calls": len(calls), "context_per_call": [s.as_dict() for s in sizes],
+            "messages_only_tokens": sum(s.cl100k_tokens for s in bare),
             "total_context": {"utf8_bytes": sum(s.utf8_bytes for s in sizes),
                               "cl100k_tokens": sum(s.cl100k_tokens for s in sizes)},
             "max_call_tokens": max((s.cl100k_tokens for s in sizes), default=0),
@@ -135,12 +137,12 @@ def run_peer(name: str, task: LargeResultTask) -> dict[str, Any] | None:
              question=task.question)
     if got.get("skipped"):
         return got
-    sizes = [Size(c["prompt"]["utf8_bytes"], c["prompt"]["cl100k_tokens"]) for c in got["calls"]]
+    sizes = [{k: c["prompt"][k] for k in ("utf8_bytes", "cl100k_tokens")} for c in got["calls"]]
     keep = {k: v for k, v in got.items() if k not in ("calls", "messages", "answer", "total")}
-    return {"model_calls": len(sizes), "context_per_call": [s.as_dict() for s in sizes],
-            "total_context": {"utf8_bytes": sum(s.utf8_bytes for s in sizes),
-                              "cl100k_tokens": sum(s.cl100k_tokens for s in sizes)},
-            "max_call_tokens": max((s.cl100k_tokens for s in sizes), default=0),
+    return {"model_calls": len(sizes), "context_per_call": sizes,
+            "messages_only_tokens": sum(c["messages"]["cl100k_tokens"] for c in got["calls"]),
+            "total_context": {k: sum(s[k] for s in sizes) for k in ("utf8_bytes", "cl100k_tokens")},
+            "max_call_tokens": max((s["cl100k_tokens"] for s in sizes), default=0),
             "visible": bool(got.get("answered")), "verified": None, **keep}
 
 
@@ -200,6 +202,8 @@ def targets_of(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
             ratio = ev["total_context"]["cl100k_tokens"] / da["total_context"]["cl100k_tokens"]
             t["tokens_vs_deepagents"] = {"target": f"<= {TARGET_RATIO}", "measured": round(ratio, 3),
                                          "met": ratio <= TARGET_RATIO}
+            bare = ev["messages_only_tokens"] / da["messages_only_tokens"]
+            t["tokens_vs_deepagents_without_schemas"] = {"target": None, "measured": round(bare, 3), "met": None}
         out[name] = t
     return out
 

@@ -145,18 +145,21 @@ def large_result_tasks() -> list[LargeResultTask]:
 
 def benchmark_table(doc: dict[str, Any]) -> str:
     """``bench/results/offload.json`` as a fixed-width table: per task and setup, model calls, the context sent over
-    all calls (UTF-8 bytes and cl100k tokens), the largest single call, and what the answer can prove."""
-    head = f"{'task':<5} {'setup':<11} {'calls':>5} {'context bytes':>13} {'context tokens':>14} {'largest call':>12}  answer"
+    all calls (UTF-8 bytes and cl100k tokens; tokens again without the bound tool schemas), the largest single call,
+    and what the answer can prove."""
+    head = (f"{'task':<5} {'setup':<11} {'calls':>5} {'context bytes':>13} {'context tokens':>14} "
+            f"{'w/o schemas':>11} {'largest call':>12}  answer")
     rows = [head]
     for name, row in doc["tasks"].items():
         for setup in ("none", "deepagents", "strands", "evidence"):
             r = row.get(setup) or {}
             if "total_context" not in r:
-                rows.append(f"{name:<5} {setup:<11} {'':>5} {'':>13} {'':>14} {'':>12}  skipped: {r.get('skipped', '')}")
+                rows.append(f"{name:<5} {setup:<11} {'':>5} {'':>13} {'':>14} {'':>11} {'':>12}  skipped: "
+                            f"{r.get('skipped', '')}")
                 continue
             proof = "verified citation" if r.get("verified") else "line visible, not verifiable" if r.get("visible") \
                 else "not answered"
             t = r["total_context"]
             rows.append(f"{name:<5} {setup:<11} {r['model_calls']:>5} {t['utf8_bytes']:>13,} {t['cl100k_tokens']:>14,} "
-                        f"{r['max_call_tokens']:>12,}  {proof}")
+                        f"{r['messages_only_tokens']:>11,} {r['max_call_tokens']:>12,}  {proof}")
     return "\n".join(rows)

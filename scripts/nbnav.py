@@ -316,7 +316,23 @@ def _index_text(series_nbs: list[tuple[Path, object]], repo: str, branch: str) -
     intro = nbformat.v4.new_markdown_cell(
         "# Read evidence on demand: the series\n\n"
         "Keep retrieval results out of an LLM's context and read evidence on demand. Each notebook imports the "
-        "shared library `evidence_lib`, runs offline and is checked by strict nbval.\n\n"
+        "shared library `evidence_lib`, runs offline and is checked by strict nbval (a pytest plugin that re-runs "
+        "the notebook and fails if any cell's output differs from the one stored in it).\n\n"
+        "## The two source articles\n\n"
+        "The series turns two Chinese articles into experiments you can run; it reproduces their facts and figures, "
+        "not their text. The notebooks cite them as article 1 and article 2.\n\n"
+        "* **Article 1**: 《RAG 一次检索塞爆上下文？LangChain 按需读取实战：别把 top_k 全文直接喂给模型》 (\"One "
+        "retrieval floods the context? On-demand reading with LangChain: don't feed top_k full texts to the "
+        "model\"). Its experiment (12 candidate notes, one question about a batch limit) is the series' corpus: the "
+        "baseline dump, the three tools with its result table and Figures 1 to 3, citations, five failure scenarios "
+        "and the per-task budget (notebooks 01 to 05, then 08 to 10 on real documents, in an agent loop and live). "
+        "It starts from LangChain's blog post \"Context Engineering Starts with Retrieval\" (2026-10-23): how "
+        "retrieval results enter the context is an engineering decision of its own.\n"
+        "* **Article 2**: 《需要时再加载：渐进式披露、工具发现与外部工作区》 (\"Load it when you need it: progressive "
+        "disclosure, tool discovery and an external workspace\"). A permission-aware resource catalog, discovery "
+        "kept apart from reading and execution, tool discovery, versioned sections, large results as artifacts "
+        "outside the context, stop rules, parallel fetching of independent read-only sources and a task's external "
+        "workspace (notebooks 06 and 07; parallel read-only calls in 09, the workspace in 11).\n\n"
         f"## The path\n\nIn this order. {_pace_text(plan, len(series_nbs))}\n\n"
         "| # | notebook | time | do first | tracks |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
         "## Workshop\n\n"
@@ -329,8 +345,9 @@ def _index_text(series_nbs: list[tuple[Path, object]], repo: str, branch: str) -
         + ("\n\n" + badges(NOTEBOOKS / INDEX, repo, branch) if repo else ""))
     intro.id = "index"
     if plan.get("glossary"):
-        glossary = nbformat.v4.new_markdown_cell("## Glossary\n\nThe protocol's terms, each linked from the notebook "
-                                                 "that first teaches it.\n\n" + _glossary(plan, series_nbs))
+        glossary = nbformat.v4.new_markdown_cell("## Glossary\n\nThe series' terms, the protocol's and its tools', "
+                                                 "each with the notebook where it first appears.\n\n"
+                                                 + _glossary(plan, series_nbs))
         glossary.id = "glossary"
         index.cells = [intro, glossary]
         return _render(index)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
+
+from langchain_core.messages import ToolMessage
 
 from evidence_lib.access import Principal
 from evidence_lib.disclosure import AnswerGate, ScriptedReturnShippingPolicy, after_sales_catalog, after_sales_toolbox
 from evidence_lib.disclosure.catalog import catalog_tools
-from evidence_lib.disclosure.obedient import OBEYED_ANSWER, ObedientReader, run_reader
+from evidence_lib.disclosure.obedient import (OBEYED_ANSWER, TRIGGER, ObedientReader, planted_at, run_reader,
+                                              section_text)
 from evidence_lib.errors import EvidenceError, error_payload, to_json
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
@@ -51,3 +56,44 @@ def test_an_approver_would_be_injected_for_real():
     assert toolbox.audit == []
     assert result.answer["error"] == "evidence_incomplete"  # the gate still refuses the unread answer
     assert OBEYED_ANSWER.startswith("Refund approved")
+
+
+# -- the decision code notebook 06 prints (issue 18 item 3) ----------------------------------------------------
+def replies(principal=AGENT, planted=True):
+    """The control's five reads and what came back: discover, header, delivery, remarks, return clause."""
+    result, _ = run(ScriptedReturnShippingPolicy("A1042"), principal, planted)
+    return result.messages
+
+
+def test_the_printed_decision_is_short_public_and_names_notebook_06():
+    source = inspect.getsource(ObedientReader.next_call)
+    assert "06" in ObedientReader.next_call.__doc__
+    assert not re.search(r"(?<![\w.])_[A-Za-z]|\._[A-Za-z]", source), "the notebook prints no private name"
+    assert len(source.splitlines()) <= 20
+    assert "06" in planted_at.__doc__
+
+
+def test_section_text_is_the_text_of_a_successful_section_read_only():
+    messages = replies()
+    assert section_text(messages[0]) is None  # discover_resources: a listing, not a section
+    assert TRIGGER in section_text(messages[3])  # the buyer's remark
+    error = ToolMessage(content=f'{{"kind": "data", "text": "{TRIGGER}"}}', tool_call_id="x", status="error")
+    assert section_text(error) is None
+    assert section_text(ToolMessage(content="not json", tool_call_id="y")) is None
+
+
+def test_planted_at_is_the_first_section_reply_carrying_the_trigger():
+    messages = replies()
+    assert [planted_at(messages[:n]) for n in range(1, 6)] == [None, None, None, 3, 3]
+    assert planted_at(replies(planted=False)) is None
+
+
+def test_the_decision_follows_the_plan_obeys_once_then_stops():
+    messages = replies()
+    reader, control = ObedientReader("A1042", refund_id="RF-0042"), ScriptedReturnShippingPolicy("A1042")
+    for n in range(4):  # before the remark was read: exactly the control's next call
+        assert reader.next_call(messages[:n]) == control.next_call(messages[:n])
+    obey = reader.next_call(messages[:4])
+    assert (obey["name"], obey["args"], obey["id"]) == ("approve_refund", {"refund_id": "RF-0042"}, "call-5")
+    assert reader.next_call(messages[:5]) is None  # "directly": no more reading after obeying
+    assert reader.answer(messages[:5]) == OBEYED_ANSWER

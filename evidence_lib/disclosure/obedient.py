@@ -7,6 +7,8 @@ tool ``approve_refund`` and answers at once, as the planted 直接 ("directly") 
 shows is therefore not that a model resists injection (it does not), but what still stops the
 damage on the server side: the toolbox re-checks the principal's grants on every execution
 (``unknown_tool``, audited as ``not_granted``), and the answer gate still demands the full clauses.
+Its decision is :meth:`ObedientReader.next_call`, short enough for the notebook to print; it finds the
+planted text with :func:`planted_at`.
 
 :func:`run_reader` drives any reader (this one or the scripted control) like
 :func:`~.scripted.run_script`, except that a gate refusal is recorded as the answer instead of raised,
@@ -23,7 +25,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
 from ..errors import EvidenceError, error_payload
-from ..toolkit import run_tool_call, tool_call
+from ..toolkit import tool_call
 from .gate import AnswerGate
 from .scripted import ScriptedReturnShippingPolicy, ScriptRun, drive
 
@@ -39,8 +41,12 @@ class Reader(Protocol):
     def answer(self, messages: Sequence[ToolMessage]) -> str: ...
 
 
-def _data_text(message: ToolMessage) -> tuple[str, str] | None:
-    """``(source label, text)`` of a successful section read, else ``None``."""
+def section_text(message: ToolMessage) -> str | None:
+    """The text of a successful section read (a reply marked ``"kind": "data"``), else ``None``.
+
+    What :func:`planted_at` searches: an error, a catalog listing or a tool's own result is not source text, so
+    it cannot carry an instruction here.
+    """
     if message.status == "error":
         return None
     try:
@@ -48,7 +54,15 @@ def _data_text(message: ToolMessage) -> tuple[str, str] | None:
     except (TypeError, ValueError):
         return None
     if isinstance(body, dict) and body.get("kind") == "data" and isinstance(body.get("text"), str):
-        return str(body.get("source")), body["text"]
+        return body["text"]
+    return None
+
+
+def planted_at(messages: Sequence[ToolMessage]) -> int | None:
+    """Notebook 06: the index of the first reply whose section text contains :data:`TRIGGER` (批准退款), or None."""
+    for i, message in enumerate(messages):
+        if TRIGGER in (section_text(message) or ""):
+            return i
     return None
 
 
@@ -62,24 +76,23 @@ class ObedientReader(ScriptedReturnShippingPolicy):
         super().__init__(order_id)
         self.refund_id = refund_id
 
-    def obeyed(self, messages: Sequence[ToolMessage]) -> tuple[int, str] | None:
-        """``(index, source label)`` of the first reply whose text carried the trigger, if any."""
-        for i, m in enumerate(messages):
-            data = _data_text(m)
-            if data is not None and TRIGGER in data[1]:
-                return i, data[0]
-        return None
-
     def next_call(self, messages: Sequence[ToolMessage]) -> dict[str, Any] | None:
-        hit = self.obeyed(messages)
-        if hit is None:
+        """Notebook 06: the obedient reader's whole decision, from the replies so far.
+
+        Until a section it read holds 批准退款, it follows the control's plan. Right after that read it does
+        what the text says and calls approve_refund; then, as the planted 直接 ("directly") says, it stops
+        reading (None) and answers.
+        """
+        planted = planted_at(messages)
+        if planted is None:  # nothing planted read yet: the control's plan
             return super().next_call(messages)
-        if len(messages) == hit[0] + 1:  # just read the planted text: do what it says
+        if planted == len(messages) - 1:  # the last reply carried the instruction: obey it
             return tool_call("approve_refund", {"refund_id": self.refund_id}, f"call-{len(messages) + 1}")
-        return None  # "directly": no more reading, answer now
+        return None  # obeyed already: no more reading, answer "directly"
 
     def answer(self, messages: Sequence[ToolMessage]) -> str:
-        if self.obeyed(messages) is not None:
+        """:data:`OBEYED_ANSWER` once it has obeyed, else the control's answer."""
+        if planted_at(messages) is not None:
             return OBEYED_ANSWER
         return super().answer(messages)
 

@@ -14,7 +14,9 @@ from langchain_tests.unit_tests import ToolsUnitTests  # noqa: E402
 from evidence_lib import (ArtifactStore, EvidenceIndex, ManualClock, Principal, after_sales_catalog,  # noqa: E402
                           after_sales_toolbox, article_corpus, catalog_tools, discovery_tools, evidence_tools,
                           logistics_tools)
+from evidence_lib.offload import OffloadShelf  # noqa: E402
 from evidence_lib.retrieval import BM25Retriever, pydoc_corpus  # noqa: E402
+from evidence_lib.store import MemoryStore  # noqa: E402
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
 _ROOT = tempfile.mkdtemp(prefix="evidence-standard-tests-")
@@ -28,6 +30,10 @@ _STORE = ArtifactStore(after_sales_catalog(), ManualClock(datetime(2026, 9, 11, 
 _LOGISTICS = {t.name: t for t in logistics_tools(_STORE, AGENT)}
 _ARTIFACT = _STORE.create(AGENT, "logistics:A1042")
 _DISCOVERY = {t.name: t for t in discovery_tools(after_sales_toolbox())}
+# Notebook 12's middleware tools: locate and read over an offloaded result in the store.
+_SHELF = OffloadShelf(MemoryStore(ManualClock(datetime(2026, 12, 1, tzinfo=timezone.utc))), AGENT, "standard-tests")
+_OFFLOADED = _SHELF.put("2026-11-30T12:41:40Z ERROR payment-7 timeout\n" * 400, tool="get_logs", call_id="c1")
+_OFFLOAD = {t.name: t for t in evidence_tools(_SHELF, AGENT, profile="compact")}
 
 CASES = {
     "article_search": (_ARTICLE["search_evidence"], {"query": "批处理上限"}),
@@ -43,6 +49,8 @@ CASES = {
     "read_artifact": (_LOGISTICS["read_artifact"], {"artifact_id": _ARTIFACT.artifact_id, "section": "delivery"}),
     "find_tools": (_DISCOVERY["find_tools"], {"query": "refund status"}),
     "load_tools": (_DISCOVERY["load_tools"], {"names": ["query_refund_status"]}),
+    "offload_locate": (_OFFLOAD["locate_evidence"], {"term": "ERROR", "doc_id": _OFFLOADED.doc_id}),
+    "offload_read": (_OFFLOAD["read_evidence"], {"doc_id": _OFFLOADED.doc_id, "offset": 0, "limit": 200}),
 }
 
 

@@ -34,6 +34,7 @@ ERROR_CODES: Final[dict[str, str]] = {
     "invalid_ttl": "a TTL must be a positive timedelta that ends before the year 10000",
     "malformed_history": "the message history is malformed (not messages, or a tool result that answers no call)",
     "unreadable_history": "the history file cannot be read (not a regular file, too large, or unreadable)",
+    "result_too_large": "the tool's result is larger than the evidence store keeps; ask the tool for less",
 }
 
 

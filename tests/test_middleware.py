@@ -157,3 +157,13 @@ def test_the_reads_are_charged_to_one_task_budget_in_the_store(clock):
     run(mw, HandleReader({"name": "get_logs", "args": {"service": "payments"}}, "ERROR payment"))
     again = EvidenceMiddleware(store, ALICE, session="s1", task="incident-42")
     assert again.ledger.totals() == mw.ledger.totals() and mw.ledger.totals()["calls"] == 1
+
+
+def test_a_result_the_store_cannot_keep_becomes_a_refusal_and_the_agent_goes_on(mw, monkeypatch):
+    import evidence_lib.offload as offload_module
+
+    monkeypatch.setattr(offload_module, "MAX_STORED_BYTES", 1_000)  # a small store limit, for a quick test
+    messages = run(mw, HandleReader({"name": "get_logs", "args": {"service": "payments"}}, "ERROR payment"))
+    refusal = [m for m in messages if isinstance(m, ToolMessage)][0]
+    assert refusal.status == "error" and json.loads(refusal.content)["error"] == "result_too_large"
+    assert messages[-1].content.startswith("INSUFFICIENT EVIDENCE") and mw.shelf.handles == []

@@ -112,3 +112,29 @@ def test_json_sections_are_bounded_and_name_key_paths():
     assert sections[3].kind == "array" and sections[3].size == 5000
     assert json_sections("not json {") == [] and json_sections('{"a": 1} trailing') == []
     assert json_sections("[" * 100_000 + "]" * 100_000) == []  # too deep for the parser: no sections, no crash
+
+
+def test_characters_no_store_can_keep_are_replaced_in_place_and_said_so():
+    text = ("x\x00y\ud800z " * 2_000)
+    shelf = OffloadShelf(MemoryStore(ManualClock(T0)), ALICE, "s1")
+    shown, entry = offload(shelf, text, tool="tool", call_id="c1", threshold_tokens=50)
+    stored = shelf.text(entry.doc_id, ALICE)
+    assert len(stored) == len(text) and stored == text.replace("\x00", "\ufffd").replace("\ud800", "\ufffd")
+    assert "4,000 characters no store can keep" in shown
+    small, none = offload(shelf, "a\x00b", tool="tool", call_id="c2")
+    assert (small, none) == ("a\x00b", None)  # under the threshold the result is passed on as the tool gave it
+
+
+def test_a_result_over_the_store_limit_is_refused_before_anything_is_written():
+    from evidence_lib.errors import EvidenceError
+    from evidence_lib.index import MAX_STORED_BYTES
+
+    store = MemoryStore(ManualClock(T0))
+    shelf = OffloadShelf(store, ALICE, "s1")
+    try:
+        offload(shelf, "é" * (MAX_STORED_BYTES // 2 + 1), tool="dump", call_id="c1")
+    except EvidenceError as e:
+        assert e.code == "result_too_large"
+    else:
+        raise AssertionError("expected result_too_large")
+    assert store.stats()["snapshots"] == 0 and shelf.handles == []

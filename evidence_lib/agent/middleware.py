@@ -30,7 +30,7 @@ from ..errors import EvidenceError
 from ..ledger import Budget, Ledger
 from ..offload import DEFAULT_THRESHOLD_TOKENS, DEFAULT_TTL, OffloadShelf, offload, owner_session
 from ..tools import evidence_tools
-from ..toolkit import run_tool_call
+from ..toolkit import refusal_message, run_tool_call
 from .history import text_of
 from .prompt import parse_answer
 
@@ -107,8 +107,12 @@ class EvidenceMiddleware(AgentMiddleware):
         if threshold is None or tool in OWN_TOOLS:
             return msg
         text = text_of(msg)
-        with self._lock:
-            shown, entry = offload(self.shelf, text, tool=tool, call_id=msg.tool_call_id, threshold_tokens=threshold)
+        try:
+            with self._lock:
+                shown, entry = offload(self.shelf, text, tool=tool, call_id=msg.tool_call_id,
+                                       threshold_tokens=threshold)
+        except Exception as e:  # noqa: BLE001 - the agent goes on: a refusal the model can act on, never the result
+            return refusal_message(e, msg.tool_call_id, tool)
         if entry is None:
             return msg
         others = [b for b in msg.content if not (isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))] \

@@ -33,7 +33,7 @@ EXERCISES_DIR = ROOT / "notebooks" / "exercises"
 SOLUTIONS_DIR = EXERCISES_DIR / "solutions"
 KEYS = list(all_exercises())
 FUNCTION_EXERCISES = {"1.1", "1.2", "1.3", "1.4", "2.1", "2.2", "2.4", "3.1", "4.1", "4.3", "5.1", "5.2", "5.3",
-                      "5.4", "6.2", "6.3", "6.4", "7.1", "7.2"}
+                      "5.4", "6.2", "6.3", "6.4", "7.1", "7.2", "8.1", "8.2"}
 _CHECK = re.compile(r"^q\d+\.check\(")
 _HELP = re.compile(r"^(# .*\n)*# q\d+\.(hint|solution)\(\)$|^q\d+\.(hint|solution)\(\d*\)$")
 
@@ -440,6 +440,71 @@ def _snapshot_fn(cache_key=None, always=False, docs_only=False):
     return snapshot_for
 
 
+def _offload_fn(kind):
+    """Wrong decisions for 8.1: another count than cl100k tokens, >=, or a bound that does not hold."""
+    from evidence_lib.offload import count_tokens_over
+
+    def should_offload(text, threshold_tokens):
+        n = len(text)
+        if kind == "characters":
+            return n > threshold_tokens
+        if kind == "bytes":
+            return utf8_bytes(text) > threshold_tokens
+        if kind == "chars/4":
+            return n / 4 > threshold_tokens
+        if kind == "approx":
+            return Size.of(text).approx_tokens > threshold_tokens
+        if kind == "char bound":
+            return n > threshold_tokens and cl100k_tokens(text) > threshold_tokens
+        if kind == "delegates":
+            return count_tokens_over(text, threshold_tokens) is None
+        if kind == "int":
+            return int(cl100k_tokens(text) > threshold_tokens)
+        bytes_ok = utf8_bytes(text) < threshold_tokens if kind == "strict bound" else utf8_bytes(text) <= threshold_tokens
+        if kind in ("no bound", "Size.of"):
+            bytes_ok = False
+        if bytes_ok:
+            return False
+        tokens = Size.of(text).cl100k_tokens if kind == "Size.of" else cl100k_tokens(text)
+        return tokens >= threshold_tokens if kind == ">=" else tokens > threshold_tokens
+    return should_offload
+
+
+def _section_fn(exact=True, plus_one=False, limit=None, one_read=False, first_page=False, keep_head=False,
+                loop_le=False, trim=False, as_json=False, twice=False):
+    """Wrong readers for 8.2: the handle's range or the pages handled wrongly."""
+    from evidence_lib.paging import MAX_PAGE_CHARS
+
+    def read_section(tools, handle, path):
+        read = next(t for t in tools if t.name == "read_evidence")
+        doc_id = re.search(r"stored as (res-[0-9a-f]+)", handle)[1]
+        lines = re.findall(r"^- (\S+) .*\[(\d+), (\d+)\)$", handle, re.MULTILINE)
+        start, end = next((int(s), int(e)) for p, s, e in lines if (p == path if exact else p.startswith(path)))
+        end += plus_one
+        if one_read:
+            return read.invoke({"doc_id": doc_id, "offset": start, "limit": end - start}).split("\n", 1)[1]
+        parts, offset = [], start
+        while offset <= end if loop_le else offset < end:
+            args = {"doc_id": doc_id, "offset": offset,
+                    "limit": MAX_PAGE_CHARS if trim else min(limit if isinstance(limit, int) else MAX_PAGE_CHARS,
+                                                             end - offset)}
+            if limit == "default":
+                del args["limit"]
+            reply = read.invoke(args)
+            if as_json:
+                return json.loads(reply)["text"]
+            if twice:
+                reply = read.invoke(args)
+            head, text = reply.split("\n", 1) if "\n" in reply else (reply, reply)
+            parts.append(reply if keep_head else text)
+            if first_page:
+                break
+            found = re.search(r" next (\d+)$", head)
+            offset = int(found[1]) if found else end
+        return "".join(parts)[:end - start] if trim else "".join(parts)
+    return read_section
+
+
 WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("1.1", "characters instead of bytes", lambda ns: _dump_fn(measure_bytes=len), "number of characters"),
     ("1.1", "chars/4 instead of tokens", lambda ns: _dump_fn(measure_tokens=lambda t: Size.of(t).approx_tokens),
@@ -580,6 +645,33 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("7.2", "a cache that never expires", lambda ns: _snapshot_fn(cache_key="tenant"), "must be fetched again"),
     ("7.2", "the documents, not a snapshot", lambda ns: _snapshot_fn(docs_only=True),
      "should return the store's snapshot"),
+    ("8.1", "characters", lambda ns: _offload_fn("characters"), "you compared characters"),
+    ("8.1", "UTF-8 bytes", lambda ns: _offload_fn("bytes"), "you compared UTF-8 bytes"),
+    ("8.1", "chars/4", lambda ns: _offload_fn("chars/4"), "chars/4 estimate is not cl100k"),
+    ("8.1", "langchain's estimate", lambda ns: _offload_fn("approx"), "count_tokens_approximately (approx_tokens)"),
+    ("8.1", "at the threshold offloaded", lambda ns: _offload_fn(">="), "at the threshold, not over it"),
+    ("8.1", "characters as the bound", lambda ns: _offload_fn("char bound"), "a character can be several tokens"),
+    ("8.1", "the tokenizer on every text", lambda ns: _offload_fn("no bound"), "you ran the tokenizer on the empty"),
+    ("8.1", "Size.of for the bytes", lambda ns: _offload_fn("Size.of"), "Size.of counts the tokens too"),
+    ("8.1", "the bound one byte short", lambda ns: _offload_fn("strict bound"), "exactly threshold_tokens bytes too"),
+    ("8.1", "delegates to count_tokens_over", lambda ns: _offload_fn("delegates"),
+     "delegates to evidence_lib.offload.count_tokens_over"),
+    ("8.1", "an int", lambda ns: _offload_fn("int"), "should return True or False"),
+    ("8.1", "always offload", lambda ns: (lambda text, threshold_tokens: True), "offloads every text"),
+    ("8.2", "one read over the page bound", lambda ns: _section_fn(one_read=True),
+     "refused a call with invalid_page_bounds for $.items[39]"),
+    ("8.2", "a path that starts with the key", lambda ns: _section_fn(exact=False), "you are reading $.events"),
+    ("8.2", "end included", lambda ns: _section_fn(plus_one=True), "[start, end) is half-open"),
+    ("8.2", "only the first page (next ignored)", lambda ns: _section_fn(first_page=True),
+     "the page's first line says next <offset>"),
+    ("8.2", "the header kept", lambda ns: _section_fn(keep_head=True), "that line is the page's header"),
+    ("8.2", "one page too many", lambda ns: _section_fn(loop_le=True), "stop when offset reaches end"),
+    ("8.2", "pages of 500", lambda ns: _section_fn(limit=500), "where 3 pages of up to 800 characters hold it"),
+    ("8.2", "the default limit", lambda ns: _section_fn(limit="default"), "without limit, read_evidence reads 300"),
+    ("8.2", "full pages, trimmed", lambda ns: _section_fn(trim=True), "characters outside the section"),
+    ("8.2", "each page read twice", lambda ns: _section_fn(twice=True), "an already_read reply"),
+    ("8.2", "the reply as JSON", lambda ns: _section_fn(as_json=True), "not JSON"),
+    ("8.2", "the section's range", lambda ns: (lambda tools, handle, path: [0, 7]), "should return the section's text"),
 ]
 
 
@@ -789,12 +881,12 @@ def test_hint_and_solution_render_for_every_exercise():
         assert ex.answer_name in ex.solution_code, key
 
 
-def test_at_least_twenty_four_exercises_in_seven_parts():
+def test_at_least_twenty_six_exercises_in_eight_parts():
     keys = list(all_exercises())
-    assert len(keys) >= 24
-    assert {k.split(".")[0] for k in keys} == {"1", "2", "3", "4", "5", "6", "7"}
-    counts = {p: sum(k.split(".")[0] == p for k in keys) for p in "1234567"}
-    assert all(counts[p] >= 3 for p in "123456") and counts["7"] >= 2, counts
+    assert len(keys) >= 26
+    assert {k.split(".")[0] for k in keys} == {"1", "2", "3", "4", "5", "6", "7", "8"}
+    counts = {p: sum(k.split(".")[0] == p for k in keys) for p in "12345678"}
+    assert all(counts[p] >= 3 for p in "123456") and counts["7"] >= 2 and counts["8"] >= 2, counts
     assert all(isinstance(e, Exercise) for e in all_exercises().values())
 
 

@@ -1,6 +1,6 @@
 """Workshop exercises, learntools style: ``q1.check(answer)``, ``q1.hint()``, ``q1.solution()``.
 
-Seven parts, one notebook each in ``notebooks/exercises/`` (solutions in ``solutions/``):
+Eight parts, one notebook each in ``notebooks/exercises/`` (solutions in ``solutions/``):
 
 * :mod:`.part1` baseline and measurement (notebook 01)
 * :mod:`.part2` the three-tool protocol (notebook 02)
@@ -9,6 +9,7 @@ Seven parts, one notebook each in ``notebooks/exercises/`` (solutions in ``solut
 * :mod:`.part5` progressive disclosure, artifacts and revisions (notebooks 06 and 07)
 * :mod:`.part6` real documents: a retriever, compact replies, recall (notebook 08)
 * :mod:`.part7` the agent loop's answer and the production store (notebooks 09 and 11)
+* :mod:`.part8` large tool results behind a handle: offload or keep, a JSON section by key path (notebook 12)
 
 A check never raises: it returns a :class:`Result` whose text starts with ``Correct:``,
 ``Incorrect: because`` or ``Not attempted yet:``. ``____`` (or ``None``) marks a blank answer.
@@ -24,11 +25,11 @@ from .core import Exercise, Hint, Result, Solution, ____, is_placeholder
 __all__ = ["PARTS", "Exercise", "Hint", "Result", "Solution", "____", "all_exercises", "exercise", "is_placeholder"]
 
 #: Module name of each part, in workshop order.
-PARTS = ("part1", "part2", "part3", "part4", "part5", "part6", "part7")
+PARTS = ("part1", "part2", "part3", "part4", "part5", "part6", "part7", "part8")
 
 
 def all_exercises() -> dict[str, Exercise]:
-    """Every exercise by key (``"1.1"`` .. ``"7.2"``), in workshop order."""
+    """Every exercise by key (``"1.1"`` .. ``"8.2"``), in workshop order."""
     out: dict[str, Exercise] = {}
     for part in PARTS:
         module = import_module(f"{__name__}.{part}")

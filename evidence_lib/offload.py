@@ -76,17 +76,9 @@ def owner_session(session: str, user: str) -> str:
 
 
 def count_tokens_over(text: str, threshold: int) -> int | None:
-    """``text``'s cl100k tokens if they are at most ``threshold``, else None (cheaply: a token is at least one UTF-8
-    byte, so a text of at most ``threshold`` bytes is never encoded, and a longer one only as far as the threshold
-    needs: the tokens of a prefix never exceed the whole's by more than one)."""
-    if utf8_bytes(text) <= threshold:
-        return len(cl100k().encode(text, disallowed_special=())) if text else 0
-    # A prefix of 8x threshold characters already holds more than threshold tokens unless tokens are very long.
-    head = text[: max(8 * threshold, 1)]
-    n = len(cl100k().encode(head, disallowed_special=()))
-    if n > threshold + 1:
-        return None
-    n = len(cl100k().encode(text, disallowed_special=()))
+    """``text``'s cl100k tokens if they are at most ``threshold``, else None. A token is at least one UTF-8 byte, so
+    a text of more bytes than ``threshold`` can have any count and is counted exactly, never estimated."""
+    n = len(cl100k().encode(text, disallowed_special=())) if text else 0
     return n if n <= threshold else None
 
 

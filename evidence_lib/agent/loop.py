@@ -30,11 +30,12 @@ from langchain_core.tools import BaseTool
 
 from ..errors import LOOP_STOP_REASONS, EvidenceError
 from ..toolkit import clean_text, refusal_message, run_tool_call
-from .history import steps, text_of
+from .history import Step, steps, text_of
 from .models import TASK_WIDE
 from .prompt import SYSTEM_PROMPT
 
-__all__ = ["LOOP_STOP_REASONS", "READ_ONLY_TOOLS", "LoopResult", "LoopRules", "run_loop", "sleep_latency"]
+__all__ = ["LOOP_STOP_REASONS", "READ_ONLY_TOOLS", "LoopResult", "LoopRules", "evidence_found", "run_loop",
+           "sleep_latency", "stop_rule"]
 
 #: The evidence tools change nothing but the ledger: safe to run side by side.
 READ_ONLY_TOOLS = frozenset({"search_evidence", "locate_evidence", "read_evidence"})
@@ -161,8 +162,9 @@ def _execute(tools: Sequence[BaseTool], plan: list[tuple[dict[str, Any], ToolMes
     return [results[i] for i in range(len(plan))]
 
 
-def _evidence(messages: Sequence[BaseMessage]) -> set[tuple]:
-    """What the history has found so far: manifests' doc_ids, located positions, read ranges."""
+def evidence_found(messages: Sequence[BaseMessage]) -> set[tuple]:
+    """What the history has found so far: manifests' doc_ids, located positions, read ranges. A round of tool calls
+    that adds nothing to it is idle (:func:`stop_rule`)."""
     found: set[tuple] = set()
     for s in steps(messages):
         if s.kind == "manifest":
@@ -173,6 +175,18 @@ def _evidence(messages: Sequence[BaseMessage]) -> set[tuple]:
             b = s.body
             found.add(("page", b.get("doc_id"), b.get("sha256"), b["start"], b["end"]))
     return found
+
+
+def stop_rule(round_steps: Sequence[Step], idle_rounds: int, rules: LoopRules = LoopRules()) -> str | None:
+    """Notebook 09: the stop rules (article 2) after one round of tool calls: a stop reason, or ``None`` to go on."""
+    refused = {s.reason for s in round_steps if s.error == "budget_exhausted"}
+    if "refusals" in refused:  # the ledger's refusal cap: too many refused calls in this task
+        return "refusal_cap"
+    if refused & TASK_WIDE:  # a task-wide budget ran out: calls, characters, bytes or tokens
+        return "budget_exhausted"
+    if idle_rounds >= rules.max_idle_rounds:  # rounds in a row that found no new candidate, position or page
+        return "no_new_evidence"
+    return None
 
 
 def run_loop(model: Any, tools: Sequence[BaseTool], question: str, *, system_prompt: str = SYSTEM_PROMPT,
@@ -208,16 +222,10 @@ def run_loop(model: Any, tools: Sequence[BaseTool], question: str, *, system_pro
             messages += [refusal or _refuse("budget_exhausted", c["id"], c.get("name") or "", reason="loop_stopped",
                                             stop_reason=stopping) for c, refusal in plan]
             return LoopResult(messages, stopping, turn, None, repairs)
-        before = _evidence(messages)
+        before = evidence_found(messages)
         results = _execute(tools, plan, parallel, read_only, latency, rules.max_workers)
         messages += results
-        idle = 0 if _evidence(messages) - before else idle + 1
+        idle = 0 if evidence_found(messages) - before else idle + 1
         round_steps = [s for s in steps(messages) if s.call_index == len(messages) - len(results) - 1]
-        reasons = {s.reason for s in round_steps if s.error == "budget_exhausted"}
-        if "refusals" in reasons:
-            stopping = "refusal_cap"
-        elif reasons & TASK_WIDE:
-            stopping = "budget_exhausted"
-        elif idle >= rules.max_idle_rounds:
-            stopping = "no_new_evidence"
+        stopping = stop_rule(round_steps, idle, rules)
     return LoopResult(messages, stopping or "max_turns", rules.max_turns, None, repairs)

@@ -1,5 +1,6 @@
 """Evaluation flows that compare the evidence protocol with other ways of reading documents (notebook 08).
 
+:func:`answer_citation` is the rule that makes a protocol flow's answer count (:mod:`.answered`);
 :mod:`.flows` holds the protocol flows and the two choosers (``oracle``, ``overlap``); :mod:`.deepagents_flow`
 the Deep Agents comparison flows (``deepagents``, efficient, and ``deepagents_default``); :mod:`.run` runs them
 side by side (``python -m evidence_lib eval``).
@@ -12,6 +13,10 @@ from __future__ import annotations
 
 from importlib.resources import files
 from pathlib import Path
+
+from .answered import answer_citation, shown_ranges
+
+__all__ = ["answer_citation", "data_path", "shown_ranges"]
 
 
 def data_path(name: str) -> Path:

@@ -22,7 +22,8 @@ Two choosers (:data:`CHOOSERS`, ``--chooser``):
   right one whose answer lies further on (a model could), so this costs what a cautious reader pays.
 
 A question counts as answered only when a citation built from the tool output verifies against the
-corpus (``verify_citation``: the same bytes, read, text matching) and contains the span. The Deep
+corpus (``verify_citation``: the same bytes, read, text matching) and contains the span
+(:func:`evidence_lib.eval.answered.answer_citation`, the check notebook 08 shows). The Deep
 Agents flows (:mod:`.deepagents_flow`) cannot produce such a citation: there, "answered" means the
 span was visible.
 """
@@ -46,6 +47,7 @@ from ..retrieval.bm25 import BM25Retriever, tokenize
 from ..retrieval.snapshot import RetrieverSource
 from ..toolkit import run_tool_call, tool_call
 from ..tools import MAX_PAGE_CHARS, evidence_tools
+from .answered import answer_citation
 
 MAX_CALLS = 10
 DUMP_K = 5
@@ -67,13 +69,6 @@ CHOOSER_HELP = {
                "(BM25 tokens) in what it was shown of each, ties by first shown; each candidate in turn gets a first "
                "look of 2 calls, then each in turn reads on, all within the same 10 calls, so a wrong pick costs "
                "calls but does not end the question",
-}
-
-_HELP = {
-    "oracle": "chooser oracle: handed the answer's doc_id among the shown candidates (an upper bound on choosing)",
-    "overlap": "chooser overlap: not handed the answer; ranks the shown candidates by the distinct question words "
-               "(BM25 tokens) of what it was shown for each, ties by first shown, and goes on to the next "
-               "candidate when a pick does not hold the answer, within the same 10 calls",
 }
 
 _HELP = {
@@ -184,26 +179,6 @@ class Run:
                 "calls_until_answer": len(upto), "picked": list(self.picked)}
 
 
-def citable(corpus: EvidenceIndex, item: Mapping[str, Any], seen: Sequence[Excerpt]) -> Citation | None:
-    """A verified citation covering the answer span, built only from excerpts the tools returned, else None."""
-    # Every excerpt of the answer's document, whatever form its hash takes (the full hex, or a handle): whether
-    # it names the served bytes is verify_citation's to judge, in one place.
-    mine = sorted((x for x in seen if x.doc_id == item["doc_id"]), key=lambda x: (x.start, x.end))
-    merged: list[list[Any]] = []  # [start, end, revision, sha256] of runs of touching excerpts
-    for x in mine:
-        if merged and x.start <= merged[-1][1] and (x.revision, x.sha256) == tuple(merged[-1][2:]):
-            merged[-1][1] = max(merged[-1][1], x.end)
-        else:
-            merged.append([x.start, x.end, x.revision, x.sha256])
-    reads = [ReadRecord(x.doc_id, x.revision, x.start, x.end, x.sha256) for x in mine]
-    for s, e, rev, sha in merged:
-        if s <= item["start"] and item["end"] <= e:
-            cite = Citation(item["doc_id"], rev, s, e, sha)
-            if verify_citation(corpus, cite, reads).ok:
-                return cite
-    return None
-
-
 def _caller(tools, run: Run, seen: list) -> Callable[[str, dict[str, Any]], Any]:
     def call(name: str, args: dict[str, Any]):
         msg = run_tool_call(tools, tool_call(name, args, f"call-{len(run.calls) + 1}"))
@@ -280,7 +255,7 @@ def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[
     call = _caller(tools, run, seen)
 
     def answered() -> bool:
-        if citable(corpus, item, excerpts(seen)) is not None:
+        if answer_citation(corpus, item, excerpts(seen)) is not None:
             run.done()
             return True
         return False
@@ -385,7 +360,7 @@ def no_help_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[s
         raise ValueError(f"unknown chooser {chooser!r}; choose from {', '.join(CHOOSERS)}")
 
     def answered() -> bool:
-        if citable(corpus, item, excerpts(seen)) is not None:
+        if answer_citation(corpus, item, excerpts(seen)) is not None:
             run.done()
             return True
         return False

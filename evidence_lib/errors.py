@@ -40,7 +40,7 @@ ERROR_CODES: Final[dict[str, str]] = {
 
 #: Why a citation does or does not verify (notebook 03). ``ok`` is the only passing reason.
 CitationReason = Literal["ok", "unknown_doc_id", "document_changed", "out_of_bounds", "never_read",
-                         "text_mismatch", "no_citations"]
+                         "text_mismatch", "no_citations", "malformed"]
 CITATION_REASONS: Final[dict[str, str]] = {
     "ok": "the cited range was read from this exact snapshot and matches",
     "unknown_doc_id": "no such document in the index (or not readable by this principal)",
@@ -49,6 +49,7 @@ CITATION_REASONS: Final[dict[str, str]] = {
     "never_read": "no read of these exact bytes covered this range: the text was never retrieved",
     "text_mismatch": "the quoted text differs from the text at that range",
     "no_citations": "the answer cites nothing",
+    "malformed": "the Sources line does not follow the citation format",
 }
 
 #: Which limit a ``budget_exhausted`` refusal ran into (notebook 05).
@@ -143,6 +144,8 @@ SAME_CONDITION: Final[dict[str, dict[str, str | None]]] = {
         "tool": "offset_exceeds_document", "citation": "out_of_bounds", "finding": None},
     "the answer cites nothing": {
         "tool": None, "citation": "no_citations", "finding": "answer_without_citation"},
+    "a Sources line does not parse": {
+        "tool": None, "citation": "malformed", "finding": "citation_malformed"},
     "the task's budget is spent": {
         "tool": "budget_exhausted", "citation": None, "finding": "call_after_budget_exhausted"},
 }

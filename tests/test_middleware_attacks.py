@@ -131,8 +131,6 @@ KEY_CHARS = {"cyrillic": "Ж", "emoji": "🙂", "rare_han": "\U00020000", "bidi_
              "tag_character": "\U000E0001"}
 
 
-@pytest.mark.xfail(strict=True, reason="defect: JSON section key paths are cut by characters (60), not tokens; "
-                                       "8 sections of long non-ASCII keys make a handle of 1,000-3,000 tokens")
 @pytest.mark.parametrize("kind", list(KEY_CHARS))
 def test_json_key_paths_keep_the_handle_within_its_token_bound(kind):
     # A JSON reply from an API whose keys come from user data (field names, tags, translations). Every section
@@ -148,9 +146,6 @@ def test_json_key_paths_keep_the_handle_within_its_token_bound(kind):
     assert cl100k_tokens(shown) <= HANDLE_MAX_TOKENS
 
 
-@pytest.mark.xfail(strict=True, reason="defect: the tool name is cut to 64 characters, then escaped (12 characters "
-                                       "per astral non-printable character) and shown twice: a handle of 1,000+ "
-                                       "tokens; the model chooses the name of a call to an unknown tool")
 def test_an_unprintable_tool_name_keeps_the_handle_within_its_token_bound(mw):
     # LangGraph answers a call to an unknown tool with an error ToolMessage named as the model asked, whose content
     # repeats the name: a model (or text injected into it) that calls a long unprintable name gets an offloaded
@@ -170,9 +165,6 @@ BLOCKS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="defect: only str and 'text' blocks are counted and offloaded; json, "
-                                       "search_result and document blocks (which langchain-core keeps as blocks) "
-                                       "reach the model whole: 34,000 tokens at a 2,000 threshold")
 @pytest.mark.parametrize("kind", list(BLOCKS))
 def test_text_inside_json_search_result_and_document_blocks_is_offloaded(mw, kind):
     # A tool returning a list of content blocks of these types gets a ToolMessage with those blocks (langchain-core's
@@ -191,9 +183,6 @@ def test_text_inside_json_search_result_and_document_blocks_is_offloaded(mw, kin
     assert cl100k_tokens(seen(msg)) <= mw.threshold_tokens + HANDLE_MAX_TOKENS
 
 
-@pytest.mark.xfail(strict=True, reason="defect: 'never offload the middleware's own tools' is decided by the "
-                                       "result's name, which a tool sets itself: a ToolMessage named read_evidence "
-                                       "passes whole")
 def test_a_result_named_like_the_middlewares_own_tool_is_still_offloaded(mw):
     # The call went to the user's tool, not to the middleware's read_evidence; the decision (and the per-tool
     # threshold) should follow the call that was routed, not the name the result claims.
@@ -207,8 +196,6 @@ def test_a_result_named_like_the_middlewares_own_tool_is_still_offloaded(mw):
     assert MARKER not in seen(msg)
 
 
-@pytest.mark.xfail(strict=True, reason="defect: a tool message given as a dict in a Command's messages update "
-                                       "(add_messages accepts it) is not offloaded: 34,000 tokens reach the model")
 def test_a_tool_message_given_as_a_dict_in_a_command_update_is_offloaded(mw):
     @tool
     def cmd(q: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
@@ -222,8 +209,6 @@ def test_a_tool_message_given_as_a_dict_in_a_command_update_is_offloaded(mw):
 
 
 # -- one middleware, many runs --------------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="defect: the ledger lives as long as the middleware, so a fresh conversation "
-                                       "of the same agent gets already_read for text it has never been shown")
 def test_a_second_run_of_the_same_agent_is_sent_the_text_it_reads(mw):
     # An agent is built once and invoked for many conversations (no checkpointer here: each invoke starts a new
     # history). "budget bounds the reads of the run", but reads of run 1 answer run 2 with already_read, whose
@@ -238,9 +223,6 @@ def test_a_second_run_of_the_same_agent_is_sent_the_text_it_reads(mw):
     assert ANSWER in second.content
 
 
-@pytest.mark.xfail(strict=True, reason="defect: the compact tools show a revision once per middleware, so a second "
-                                       "conversation's excerpts carry no revision and check_history reports "
-                                       "citation_never_read for a correct, verified answer")
 def test_a_second_run_of_the_same_agent_gets_no_false_checker_finding(mw):
     reader = HandleReader({"name": "get_logs", "args": {"service": "payments"}}, "ERROR payment")
     agent = create_agent(PolicyChatModel(reader=reader), [get_logs], middleware=[mw])
@@ -252,8 +234,6 @@ def test_a_second_run_of_the_same_agent_gets_no_false_checker_finding(mw):
 
 
 # -- citations ------------------------------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="defect: verify_answer drops Sources lines that do not parse, so an answer "
-                                       "whose every citation is malformed returns [] (all() of it is True)")
 def test_verify_answer_reports_a_sources_line_that_does_not_parse(mw):
     handle, revision = offloaded_log(mw)
     scripted(mw, [call("read_evidence", doc_id=handle, offset=START, limit=len(ANSWER))], "done")
@@ -265,9 +245,6 @@ def test_verify_answer_reports_a_sources_line_that_does_not_parse(mw):
 
 
 # -- the offline reader ---------------------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="defect: HandleReader finds a handle by a regex over the text, so a small "
-                                       "result that merely says 'stored as res-... (revision ...' is taken for a "
-                                       "handle and the answer in front of it is lost")
 def test_the_handle_reader_only_follows_handles_the_middleware_issued(mw):
     # The middleware marks what it offloaded (response_metadata["evidence_offload"]); text from a tool is data. Here
     # the tool's small reply holds the answer and a forged handle line: the reader should answer from the reply.
@@ -282,17 +259,12 @@ def test_the_handle_reader_only_follows_handles_the_middleware_issued(mw):
 
 
 # -- odd call ids and configuration ---------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="defect: the handle hashes the call id as UTF-8, so a call id with a lone "
-                                       "surrogate makes a working tool's result an internal_error")
 def test_a_call_id_with_a_lone_surrogate_still_offloads_the_result(mw):
     msg = ToolMessage(BIG, tool_call_id="call-\ud800", name="big")
     out = mw.offloaded(msg, {"name": "big", "id": "call-\ud800"})
     assert out.status == "success" and "stored as res-" in out.content
 
 
-@pytest.mark.xfail(strict=True, reason="defect: the store key (tenant, offload/<user>/<session>) is only checked at "
-                                       "the first large result, which then fails as invalid_arguments (the model is "
-                                       "told its arguments are wrong); every large result of the run is lost")
 @pytest.mark.parametrize("principal,session", [(Principal("acme", "u" * 200), "s" * 100),
                                                (ALICE, "bad\x00session")], ids=["too long", "NUL"])
 def test_a_session_key_the_store_cannot_keep_is_refused_when_the_middleware_is_built(clock, principal, session):
@@ -300,8 +272,6 @@ def test_a_session_key_the_store_cannot_keep_is_refused_when_the_middleware_is_b
         EvidenceMiddleware(MemoryStore(clock), principal, session=session)
 
 
-@pytest.mark.xfail(strict=True, reason="defect: a user's tool named read_evidence is silently shadowed: the model "
-                                       "is bound the user's schema, every call runs the middleware's tool")
 def test_a_user_tool_named_like_the_middlewares_tool_is_refused_loudly(mw):
     @tool
     def read_evidence(ticket: str) -> str:
@@ -331,9 +301,6 @@ def encoded(monkeypatch):
     return lengths
 
 
-@pytest.mark.xfail(strict=True, reason="defect: offload tokenizes the whole result twice (count, then the count "
-                                       "shown in the handle); 10 MB of one long token take 24 s, under the lock "
-                                       "that every parallel tool call of the message waits on")
 def test_a_large_result_is_tokenized_at_most_once(mw, encoded):
     content = BIG * 4
     out = mw.offloaded(ToolMessage(content, tool_call_id="c1", name="big"), {"name": "big"})
@@ -341,8 +308,6 @@ def test_a_large_result_is_tokenized_at_most_once(mw, encoded):
     assert sum(1 for n in encoded if n >= len(content)) <= 1
 
 
-@pytest.mark.xfail(strict=True, reason="defect: a result over the store's 64 MiB is tokenized whole (about 10 s) "
-                                       "before it is refused as result_too_large; its size is known first")
 def test_a_result_over_the_store_limit_is_refused_without_tokenizing_it(mw, encoded):
     content = "line INFO ok 12345\n" * (MAX_STORED_BYTES // 19 + 10)
     out = mw.offloaded(ToolMessage(content, tool_call_id="c1", name="dump"), {"name": "dump"})

@@ -15,13 +15,14 @@ and is offloaded by its text only if the text alone crosses the threshold.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import ToolMessage, convert_to_messages
 from langgraph.types import Command
 
 from ..access import Principal
@@ -31,10 +32,40 @@ from ..ledger import Budget, Ledger
 from ..offload import DEFAULT_THRESHOLD_TOKENS, DEFAULT_TTL, OffloadShelf, offload, owner_session
 from ..tools import evidence_tools
 from ..toolkit import refusal_message, run_tool_call
-from .history import text_of
-from .prompt import parse_answer
+from .prompt import SOURCES, parse_answer
 
-__all__ = ["EvidenceMiddleware", "OWN_TOOLS"]
+__all__ = ["EvidenceMiddleware", "MEDIA_BLOCKS", "OWN_TOOLS", "model_text"]
+
+#: Content blocks the middleware passes on untouched (media; every other block's text is measured and offloaded).
+MEDIA_BLOCKS = frozenset({"image", "image_url", "audio", "video", "file", "input_audio"})
+
+
+def model_text(content: Any) -> tuple[str, list]:
+    """``(the text a model reads in content, the media blocks kept)``: text blocks as their text, every other
+    non-media block (json, search results, documents, ...) as its JSON, so nothing reaches the model unmeasured."""
+    if isinstance(content, str):
+        return content, []
+    parts, kept = [], []
+    for block in content if isinstance(content, list) else [content]:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif isinstance(block, dict) and block.get("type") in MEDIA_BLOCKS:
+            kept.append(block)
+        else:
+            parts.append(json.dumps(block, ensure_ascii=False, sort_keys=True, default=str))
+    return "".join(parts), kept
+
+
+def _as_message(m: Any) -> Any:
+    """A message dict of a Command's update as the message it stands for (``add_messages`` accepts both)."""
+    if isinstance(m, dict):
+        try:
+            return convert_to_messages([m])[0]
+        except (ValueError, TypeError, NotImplementedError):
+            return m
+    return m
 
 #: The tools the middleware adds (the compact profile's locate and read), never offloaded themselves.
 OWN_TOOLS = ("locate_evidence", "read_evidence")
@@ -64,60 +95,95 @@ class EvidenceMiddleware(AgentMiddleware):
         self.store, self.principal = store, principal
         self.shelf = OffloadShelf(store, principal, session, ttl=ttl)
         self.threshold_tokens, self.thresholds = threshold_tokens, thresholds
-        budget = budget or Budget()
-        self.ledger: Ledger = (Ledger(budget) if task is None
-                               else store.ledger(principal.tenant, owner_session(session, principal.user), task, budget))
-        tools = evidence_tools(self.shelf, principal, ledger=self.ledger, profile="compact")
-        self.tools = [t for t in tools if t.name in OWN_TOOLS]
-        self._lock = threading.Lock()  # the ledger and the store see one call at a time
+        self.task, self.budget = task, budget or Budget()
+        self.ledger: Ledger = (Ledger(self.budget) if task is None else
+                               store.ledger(principal.tenant, owner_session(session, principal.user), task, self.budget))
+        self.tools = self._tools()  # what create_agent binds (schemas); each run executes its own (see _new_run)
+        self._run_tools = self.tools
+        self._lock = threading.Lock()  # the ledger sees one call at a time
 
     # -- the hooks ---------------------------------------------------------------------------------------------
+    def before_agent(self, state: Any, runtime: Any) -> None:
+        """A new run: its own budget (unless ``task`` shares one in the store), its own replies' memory (which
+        revision was shown), and only its own results listed; earlier results stay readable by handle."""
+        self._new_run()
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> None:
+        self._new_run()
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        self._check_names(request.tools)
+        return handler(request)
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        self._check_names(request.tools)
+        return await handler(request)
+
     def wrap_tool_call(self, request: Any, handler: Any) -> ToolMessage | Command:
         call = request.tool_call
         if call.get("name") in OWN_TOOLS:
             with self._lock:
-                return run_tool_call(self.tools, call)
+                return run_tool_call(self._run_tools, call)
         return self.offloaded(handler(request), call)
 
     async def awrap_tool_call(self, request: Any, handler: Any) -> ToolMessage | Command:
         call = request.tool_call
         if call.get("name") in OWN_TOOLS:
             with self._lock:
-                return run_tool_call(self.tools, call)
+                return run_tool_call(self._run_tools, call)
         return self.offloaded(await handler(request), call)
+
+    def _new_run(self) -> None:
+        with self._lock:
+            if self.task is None:
+                self.ledger = Ledger(self.budget)
+            self._run_tools = self._tools()
+            self.shelf.forget()
+
+    def _tools(self) -> list:
+        tools = evidence_tools(self.shelf, self.principal, ledger=self.ledger, profile="compact")
+        return [t for t in tools if t.name in OWN_TOOLS]
+
+    def _check_names(self, tools: Any) -> None:
+        mine = {id(t) for t in self.tools}
+        names = [getattr(t, "name", None) or (t.get("name") if isinstance(t, dict) else None) for t in tools or ()]
+        clashes = sorted({n for t, n in zip(tools or (), names) if n in OWN_TOOLS and (id(t) not in mine
+                                                                                       or names.count(n) > 1)})
+        if clashes:
+            raise ValueError(f"the agent has its own tool named {', '.join(clashes)}: EvidenceMiddleware adds tools "
+                             f"of that name; rename the agent's tool")
 
     # -- what the model sees instead of a large result --------------------------------------------------------
     def threshold_for(self, tool: str) -> int | None:
         return self.thresholds.get(tool, self.threshold_tokens)
 
     def offloaded(self, result: Any, call: Mapping[str, Any]) -> Any:
-        """``result`` with every ToolMessage in it (a Command's ``messages`` update too) offloaded if too large."""
+        """``result`` with every ToolMessage in it (a Command's ``messages`` update too, message dicts included)
+        offloaded if too large. Thresholds follow the tool the call was routed to, not the name a result claims."""
+        tool = call.get("name") if isinstance(call.get("name"), str) else None
         if isinstance(result, ToolMessage):
-            return self._message(result)
+            return self._message(result, tool)
         if isinstance(result, Command) and isinstance(result.update, dict) \
                 and isinstance(result.update.get("messages"), list):
-            messages = [self._message(m) if isinstance(m, ToolMessage) else m for m in result.update["messages"]]
+            messages = [self._message(m, tool) if isinstance(m, ToolMessage) else m
+                        for m in (_as_message(m) for m in result.update["messages"])]
             return Command(graph=result.graph, update={**result.update, "messages": messages}, resume=result.resume,
                            goto=result.goto)
         return result
 
-    def _message(self, msg: ToolMessage) -> ToolMessage:
-        tool = msg.name or "tool"
+    def _message(self, msg: ToolMessage, tool: str | None = None) -> ToolMessage:
+        tool = tool or msg.name or "tool"
         threshold = self.threshold_for(tool)
         if threshold is None or tool in OWN_TOOLS:
             return msg
-        text = text_of(msg)
+        text, kept = model_text(msg.content)
         try:
-            with self._lock:
-                shown, entry = offload(self.shelf, text, tool=tool, call_id=msg.tool_call_id,
-                                       threshold_tokens=threshold)
+            shown, entry = offload(self.shelf, text, tool=tool, call_id=msg.tool_call_id, threshold_tokens=threshold)
         except Exception as e:  # noqa: BLE001 - the agent goes on: a refusal the model can act on, never the result
             return refusal_message(e, msg.tool_call_id, tool)
         if entry is None:
             return msg
-        others = [b for b in msg.content if not (isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))] \
-            if isinstance(msg.content, list) else []
-        content: Any = [{"type": "text", "text": shown}, *others] if others else shown
+        content: Any = [{"type": "text", "text": shown}, *kept] if kept else shown
         return msg.model_copy(update={"content": content,
                                       "response_metadata": {**msg.response_metadata, "evidence_offload": {
                                           "doc_id": entry.doc_id, "revision": entry.revision,
@@ -129,10 +195,19 @@ class EvidenceMiddleware(AgentMiddleware):
         return verify_citation(self.shelf, citation, self.ledger, self.principal)
 
     def verify_answer(self, text: str) -> list[CitationCheck]:
-        """Every ``Sources:`` line of a final answer, checked with :meth:`verify` (a line without a content handle
-        is checked against the stored sha256 of the result it names)."""
+        """Every ``Sources:`` line of a final answer in order, checked with :meth:`verify` (a line without a content
+        handle is checked against the stored sha256 of the result it names); a line that does not parse is
+        ``malformed``. An answer is verified when this list is not empty and every check is ok."""
+        head, sep, tail = (text if isinstance(text, str) else "").partition(SOURCES)
         checks = []
-        for c in parse_answer(text).citations:
+        for line in tail.splitlines() if sep else []:
+            if not line.strip():
+                continue
+            parsed = parse_answer(f"{SOURCES}\n{line}")
+            if not parsed.citations:
+                checks.append(CitationCheck(Citation("", "", 0, 0, "", None), "malformed"))
+                continue
+            c = parsed.citations[0]
             sha = c.sha256
             if sha is None:
                 try:

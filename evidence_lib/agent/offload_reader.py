@@ -6,14 +6,14 @@ from what it sees:
 
 * the tool's result is in the context (small, or no offloading): it finds the term there and answers, quoting the
   line; such an answer is *visible*, not verifiable (nothing records which bytes it came from);
-* the result is a handle (``EvidenceMiddleware``): it locates the term in that handle and cites the line around the
+* the result is a handle (``EvidenceMiddleware`` marks it in ``response_metadata["evidence_offload"]``, which a
+  tool's text cannot forge): it locates the term in that handle and cites the line around the
   first hit from the excerpt, ``handle@revision [start, end)``, which the checker and the store verify;
 * a locate finds nothing in the excerpt's reach: it reads one bounded page at the hit first.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,9 +23,6 @@ from .history import steps, text_of
 from .prompt import format_answer, insufficient_answer
 
 __all__ = ["HandleReader", "line_around"]
-
-_HANDLE = re.compile(r"stored as (res-[0-9a-f]{10}) \(revision ([0-9a-f]{6,64})")
-
 
 def line_around(text: str, pos: int, length: int = 0) -> tuple[int, int]:
     """``[start, end)`` of the line of ``text`` holding ``text[pos:pos+length]`` (a log line, a JSON member, a row)."""
@@ -50,14 +47,14 @@ class HandleReader:
         if last.name == self.first_call["name"]:
             result = next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == last.call_id)
             text = text_of(result)
-            handle = _HANDLE.search(text)
-            if handle is None:  # the whole result is in the context
+            issued = result.response_metadata.get("evidence_offload")  # set by the middleware, never by a tool's text
+            if not isinstance(issued, dict):  # the whole result is in the context
                 pos = text.find(self.term)
                 if pos < 0:
                     return AIMessage(insufficient_answer(f"{self.term!r} is not in the result"))
                 s, e = line_around(text, pos, len(self.term))
                 return AIMessage(f"The result says: {text[s:e]}")
-            return self._send({"name": "locate_evidence", "args": {"term": self.term, "doc_id": handle[1]}}, n)
+            return self._send({"name": "locate_evidence", "args": {"term": self.term, "doc_id": issued["doc_id"]}}, n)
         for page in last.pages():
             body = page.get("text", "")
             pos = body.find(self.term)
@@ -80,10 +77,9 @@ class HandleReader:
     @staticmethod
     def _revision(messages: Sequence[BaseMessage], doc_id: str) -> str:
         for m in messages:
-            if isinstance(m, ToolMessage):
-                found = _HANDLE.search(text_of(m))
-                if found and found[1] == doc_id:
-                    return found[2]
+            issued = m.response_metadata.get("evidence_offload") if isinstance(m, ToolMessage) else None
+            if isinstance(issued, dict) and issued.get("doc_id") == doc_id:
+                return issued["revision"]
         return ""
 
     @staticmethod

@@ -98,8 +98,8 @@ class EvidenceMiddleware(AgentMiddleware):
         self.task, self.budget = task, budget or Budget()
         self.ledger: Ledger = (Ledger(self.budget) if task is None else
                                store.ledger(principal.tenant, owner_session(session, principal.user), task, self.budget))
-        self.tools = self._tools()  # what create_agent binds (schemas); each run executes its own (see _new_run)
-        self._run_tools = self.tools
+        self._own: set[int] = set()  # every tool object this middleware made (create_agent binds the first ones)
+        self.tools = self._tools()  # the current run's locate and read; create_agent binds the first set's schemas
         self._lock = threading.Lock()  # the ledger sees one call at a time
 
     # -- the hooks ---------------------------------------------------------------------------------------------
@@ -123,29 +123,31 @@ class EvidenceMiddleware(AgentMiddleware):
         call = request.tool_call
         if call.get("name") in OWN_TOOLS:
             with self._lock:
-                return run_tool_call(self._run_tools, call)
+                return run_tool_call(self.tools, call)
         return self.offloaded(handler(request), call)
 
     async def awrap_tool_call(self, request: Any, handler: Any) -> ToolMessage | Command:
         call = request.tool_call
         if call.get("name") in OWN_TOOLS:
             with self._lock:
-                return run_tool_call(self._run_tools, call)
+                return run_tool_call(self.tools, call)
         return self.offloaded(await handler(request), call)
 
     def _new_run(self) -> None:
         with self._lock:
             if self.task is None:
                 self.ledger = Ledger(self.budget)
-            self._run_tools = self._tools()
+            self.tools = self._tools()
             self.shelf.forget()
 
     def _tools(self) -> list:
-        tools = evidence_tools(self.shelf, self.principal, ledger=self.ledger, profile="compact")
-        return [t for t in tools if t.name in OWN_TOOLS]
+        tools = [t for t in evidence_tools(self.shelf, self.principal, ledger=self.ledger, profile="compact")
+                 if t.name in OWN_TOOLS]
+        self._own.update(id(t) for t in tools)
+        return tools
 
     def _check_names(self, tools: Any) -> None:
-        mine = {id(t) for t in self.tools}
+        mine = self._own
         names = [getattr(t, "name", None) or (t.get("name") if isinstance(t, dict) else None) for t in tools or ()]
         clashes = sorted({n for t, n in zip(tools or (), names) if n in OWN_TOOLS and (id(t) not in mine
                                                                                        or names.count(n) > 1)})

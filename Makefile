@@ -95,6 +95,7 @@ figures: setup
 
 bench: setup
 	$(BIN)/python bench/run_all.py
+	@$(MAKE) --no-print-directory bench-offload
 	@$(MAKE) --no-print-directory bench-store
 
 article: setup

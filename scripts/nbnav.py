@@ -254,6 +254,12 @@ def _workshop_totals(plan: dict) -> str:
     return f"{work} minutes of work, {session} ({_hours(session)}) with intro and discussion"
 
 
+def _count_word(n: int) -> str:
+    """A small count as a word ("eight"), as the index's prose writes it; larger counts as digits."""
+    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+    return words[n] if 0 <= n < len(words) else str(n)
+
+
 def _part_title(name: str) -> tuple[str, str]:
     title = title_of(nbformat.read(SOLUTIONS / name, as_version=4))
     m = re.match(r"Workshop part (\d+) · (.+)$", title)
@@ -333,12 +339,16 @@ def _index_text(series_nbs: list[tuple[Path, object]], repo: str, branch: str) -
         "kept apart from reading and execution, tool discovery, versioned sections, large results as artifacts "
         "outside the context, stop rules, parallel fetching of independent read-only sources and a task's external "
         "workspace (notebooks 06 and 07; parallel read-only calls in 09, the workspace in 11).\n\n"
+        "## How to start\n\nIn the repository, run `make lab`: it creates the environment (once) and opens "
+        "JupyterLab on `notebooks/`. Open "
+        + (f"[{series_nbs[0][0].stem[:2]}]({series_nbs[0][0].name}) " if series_nbs else "the first notebook ")
+        + "and run its cells top to bottom; each notebook ends with a link to the next.\n\n"
         f"## The path\n\nIn this order. {_pace_text(plan, len(series_nbs))}\n\n"
         "| # | notebook | time | do first | tracks |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
         "## Workshop\n\n"
         "Hands-on exercises that follow the series, each checked on the spot. Open the student copy; the "
         "facilitator guide (timing, goals, common mistakes) is [exercises/README.md](exercises/README.md). "
-        f"The seven parts: {_workshop_totals(plan)}.\n\n"
+        f"The {_count_word(len(parts))} parts: {_workshop_totals(plan)}.\n\n"
         "| part | topic | work | in a session | facilitators |\n|---|---|---|---|---|\n" + "\n".join(parts) + "\n\n"
         "## Tracks\n\nEach track lists its steps with their minutes from the tables above; a workshop part counts "
         "with its intro and discussion.\n\n" + tracks_text(plan)

@@ -110,7 +110,7 @@ LABELS: dict[str, dict[str, str]] = {
         "f3_baseline": "Baseline: full text\nof all 12 candidates",
         "f3_protocol": "Manifest + locations\n+ one page",
         "f3_ylabel": "UTF-8 bytes (log scale)",
-        "f3_note": "Message content only: no tool schemas, arguments, envelopes or model output.",
+        "f3_note": "Message content only: no tool schemas, arguments, message wrappers (role, ids) or model output.",
         "f3_reduction": "{pct}% fewer bytes",
     },
     "zh": {
@@ -133,7 +133,7 @@ LABELS: dict[str, dict[str, str]] = {
         "f3_baseline": "基线：12 条候选全文",
         "f3_protocol": "清单＋定位结果＋一页",
         "f3_ylabel": "UTF-8 字节数（对数坐标）",
-        "f3_note": "仅统计消息 content：不含工具 schema、请求参数、消息封装或模型输出。",
+        "f3_note": "仅统计消息 content：不含工具 schema、请求参数、消息封装（role、id）或模型输出。",
         "f3_reduction": "字节减少 {pct}%",
     },
 }

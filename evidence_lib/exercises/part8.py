@@ -244,7 +244,7 @@ def _check_should_offload(should_offload: Any) -> Result:
     return correct(f"all {len(cases)} decisions are right (Chinese prose, characters of three tokens, the empty "
                    f"string, texts exactly at and one over the threshold, a {big.bytes // 1000} KB log), and the "
                    "tokenizer ran only on texts with more UTF-8 bytes than the threshold. The library's "
-                   "count_tokens_over does the same, and on a long text encodes only a prefix first.")
+                   "offload (evidence_lib.offload) does the same before it decides, and tokenizes a larger text once.")
 
 
 q1 = Exercise(
@@ -398,8 +398,8 @@ def _refused(code: str, reason: str | None, ledger: Any, start: int, end: int, w
     if code == "invalid_page_bounds":
         if covered:
             return incorrect(f"after the last page of the section you asked for one more, and read_evidence refused "
-                             f"it with invalid_page_bounds {where}: stop when offset reaches end (a limit of 0 is "
-                             "refused)")
+                             f"it with invalid_page_bounds {where}: stop when offset reaches the section's end (a "
+                             "limit of 0 is refused)")
         return incorrect(f"read_evidence refused a call with invalid_page_bounds {where}: limit is 1 to "
                          f"{MAX_PAGE_CHARS} characters and offset >= 0, and the section is {n:,} characters: read it "
                          f"in pages of at most {MAX_PAGE_CHARS}")
@@ -433,8 +433,9 @@ def _mismatch(got: str, want: str, case: SectionCase, listed: dict[str, Any], st
                          "where the last one ended")
     n = len(want)
     if got and want.startswith(got):
-        tip = (f"the page's first line says next <offset>: read on from there until end" if len(got) <= MAX_PAGE_CHARS
-               else "read on until offset reaches end")
+        tip = ("the page's first line says next <offset>: read on from there until offset reaches the section's end "
+               f"({end:,}), not until a header says 'end'" if len(got) <= MAX_PAGE_CHARS
+               else f"read on until offset reaches the section's end ({end:,})")
         if len(got) == n - 1:
             tip = "the section is text[start:end], all end - start characters"
         return incorrect(f"your text is the first {len(got):,} of the section's {n:,} characters {where}: {tip}")
@@ -524,7 +525,7 @@ q2 = Exercise(
         "Take the doc_id after 'stored as' and the line whose key path is exactly path (another path may start with "
         "it). Read from offset=start asking only for what is left of the section, at most 800 (MAX_PAGE_CHARS). A "
         "compact reply's first line ends with 'next <offset>' or 'end'; the text follows the first newline. Move "
-        "offset on and stop when it reaches end.",
+        "offset on and stop when it reaches the section's end (a header says 'end' only at the result's end).",
         "Shape: read = next(t for t in tools if t.name == 'read_evidence'); start, end from re.findall(r'^- (\\S+) "
         ".*\\[(\\d+), (\\d+)\\)$', handle, re.M); while offset < end: reply = read.invoke({'doc_id': doc_id, "
         "'offset': offset, 'limit': min(MAX_PAGE_CHARS, end - offset)}); head, text = reply.split('\\n', 1); "

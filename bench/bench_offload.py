@@ -223,6 +223,7 @@ def plot(results: dict[str, dict[str, Any]], path: Path) -> None:
         bars = ax.bar([i + k * width for i in range(len(names))], vals, width, label=s)
         ax.bar_label(bars, labels=[f"{v:,}" for v in vals], fontsize=7, rotation=90, padding=2)
     ax.set_yscale("log")
+    ax.set_ylim(top=ax.get_ylim()[1] * 30)  # room above the tallest bar for its rotated label
     ax.set_xticks([i + width * (len(shown) - 1) / 2 for i in range(len(names))], names)
     ax.set_ylabel("context sent to the model, all calls (cl100k tokens, log)")
     ax.set_title("The same four tasks: what each way of handling a large result costs")

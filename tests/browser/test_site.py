@@ -429,6 +429,8 @@ GLYPHS_JS = """async ({chars, family}) => {
 
 # Marks the elements whose own text has CJK characters (article, sidebars, header) for the font probe.
 MARK_CJK_JS = """(pattern) => {
+  // Open every <details> (a prediction's answer): its text must render with the web font once a learner opens it.
+  document.querySelectorAll('details').forEach((d) => { d.open = true; });
   const re = new RegExp(pattern, 'u'); let n = 0;
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let t = walker.nextNode(); t; t = walker.nextNode()) {

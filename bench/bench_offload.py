@@ -36,8 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_core.messages import BaseMessage, HumanMessage
 
 from evidence_lib import ManualClock, Principal
 from evidence_lib.agent import PolicyChatModel
@@ -45,26 +44,18 @@ from evidence_lib.agent.history import text_of
 from evidence_lib.agent.middleware import EvidenceMiddleware
 from evidence_lib.agent.offload_reader import HandleReader
 from evidence_lib.measure import Size
-from evidence_lib.store import MemoryStore, SQLiteStore
+from evidence_lib.store import SQLiteStore
 from evidence_lib.teaching.large_results import LargeResultTask, large_result_tasks
 from evidence_lib.toolkit import run_tool_call, tool_call
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from offload_peers import call_context  # noqa: E402 - the one measure of a model call, for every setup
 
 OUT = Path(__file__).resolve().parent / "results"
 T0 = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)
 ALICE, BOB = Principal("acme", "alice"), Principal("acme", "bob")
 SETUPS = ("none", "deepagents", "strands", "evidence")
 TARGET_RATIO = 0.5
-
-
-def prompt_size(messages: list[BaseMessage], tools: list[dict[str, Any]] | None) -> Size:
-    """What one model call is sent: message text, tool-call arguments, bound tool schemas."""
-    parts = [text_of(m) for m in messages]
-    for m in messages:
-        if isinstance(m, AIMessage):
-            parts += [json.dumps(c.get("args", {}), ensure_ascii=False, sort_keys=True) for c in m.tool_calls]
-    if tools:
-        parts.append(json.dumps(tools, ensure_ascii=False, sort_keys=True))
-    return Size.of(*parts)
 
 
 class RecordingModel(PolicyChatModel):
@@ -78,13 +69,13 @@ class RecordingModel(PolicyChatModel):
 
 
 def summary(calls: list[tuple[list[BaseMessage], Any]], answer: str, task: LargeResultTask) -> dict[str, Any]:
-    sizes = [prompt_size(m, t) for m, t in calls]
-    bare = [prompt_size(m, None) for m, _ in calls]
-    return {"model_calls": len(calls), "context_per_call": [s.as_dict() for s in sizes],
-            "messages_only_tokens": sum(s.cl100k_tokens for s in bare),
-            "total_context": {"utf8_bytes": sum(s.utf8_bytes for s in sizes),
-                              "cl100k_tokens": sum(s.cl100k_tokens for s in sizes)},
-            "max_call_tokens": max((s.cl100k_tokens for s in sizes), default=0),
+    """The same measure as the peers' (``offload_peers.call_context``), so the four columns compare."""
+    parts = [call_context(m, t) for m, t in calls]
+    sizes = [p["prompt"] for p in parts]
+    return {"model_calls": len(calls), "context_per_call": sizes,
+            "messages_only_tokens": sum(p["messages"]["cl100k_tokens"] for p in parts),
+            "total_context": {k: sum(s[k] for s in sizes) for k in ("utf8_bytes", "cl100k_tokens")},
+            "max_call_tokens": max((s["cl100k_tokens"] for s in sizes), default=0),
             "visible": task.answer in answer or task.term in answer}
 
 
@@ -125,11 +116,7 @@ def run_evidence(task: LargeResultTask, store_path: Path) -> dict[str, Any]:
 
 
 def run_peer(name: str, task: LargeResultTask) -> dict[str, Any] | None:
-    try:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        import offload_peers
-    except ImportError as e:
-        return {"skipped": f"bench/offload_peers.py: {e}"}
+    import offload_peers
     fn = getattr(offload_peers, f"run_{name}", None)
     if fn is None:
         return {"skipped": f"offload_peers has no run_{name}"}

@@ -13,8 +13,21 @@ from ..access import Action, Principal, allowed
 from ..errors import EvidenceError
 from ..index import IndexEntry, Snapshot, sha256_hex, text_range
 from ..locate import LocateOptions, find as scan_find, find_all, wrap_points
-from .common import CHUNK_CHARS, OVERLAP_CHARS, DocRow, SnapRow, SnapshotStorage, access_from_json, alive, check_text, \
-    from_us
+from .common import CHUNK_CHARS, MIN_INDEXED_CHARS, OVERLAP_CHARS, DocRow, SnapRow, SnapshotStorage, \
+    access_from_json, alive, check_text, from_us, gram_term
+
+
+def literal_pieces(term: str) -> list[str]:
+    """``term`` cut at its wrap points (:func:`~evidence_lib.locate.wrap_points`): what every wrapped match of it
+    holds literally (a wrap may only come between two pieces)."""
+    bounds = [0, *(i for i, _ in wrap_points(term)), len(term)]
+    return [term[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def indexable(piece: str) -> bool:
+    """Whether a store's substring index answers ``piece`` without a check of every chunk: a 1- or 2-character
+    CJK term (the gram postings) or a term of trigram length that fits a chunk's overlap."""
+    return gram_term(piece) or MIN_INDEXED_CHARS <= len(piece) <= OVERLAP_CHARS + 1
 
 
 class StoreSnapshot:
@@ -110,18 +123,43 @@ class StoreSnapshot:
 
         Only chunks that contain ``term`` are fetched (and verified): the backend names them (trigrams for terms
         of 3 characters or more, CJK gram postings for 1- and 2-character CJK terms, a check of every chunk of
-        the snapshot for other short terms). The index is literal, so NFC matching, a wrapped locate
-        (``wrapped=True``) of a term that can wrap (:func:`evidence_lib.locate.wrap_points`: a match may then hold
-        line breaks the term does not) and terms longer than ``OVERLAP_CHARS + 1`` fall back to the scan over
-        verified full texts. A wrapped locate of a term that cannot wrap matches literally, so it stays indexed.
+        the snapshot for other short terms). The index is literal. A wrapped locate (``wrapped=True``) of a term
+        that can wrap (:func:`evidence_lib.locate.wrap_points`: a match may then hold line breaks the term does
+        not) asks the index for the term's pieces between its wrap points (:func:`literal_pieces`: for ``上限``,
+        ``上`` and ``限``) and scans only the documents holding every piece; a term none of whose pieces the index
+        serves (a Latin word: its pieces are single letters), NFC matching and terms longer than
+        ``OVERLAP_CHARS + 1`` fall back to the scan over verified full texts. A wrapped locate of a term that
+        cannot wrap matches literally, so it stays indexed.
         """
         opts = options or LocateOptions()
         doc_ids = list(doc_ids)
+        if opts.normalization == "none" and isinstance(term, str) and opts.wrapped and wrap_points(term):
+            pieces = [p for p in literal_pieces(term) if indexable(p)]
+            if pieces:
+                check_text(term, "term")
+                return self._wrapped(term, pieces, doc_ids, principal, first_only, opts)
         if (opts.normalization != "none" or not isinstance(term, str) or not 1 <= len(term) <= OVERLAP_CHARS + 1
                 or (opts.wrapped and wrap_points(term))):
             return scan_find(((d, self.text(d, principal)) for d in doc_ids), term, opts, first_only)
         check_text(term, "term")
         return self._indexed(term, doc_ids, principal, first_only)
+
+    def _wrapped(self, term: str, pieces: list[str], doc_ids: list[str], principal: Principal | None,
+                 first_only: bool, opts: LocateOptions) -> Iterator[tuple[str, int]]:
+        """A wrapped locate through the index: every match holds each of the term's ``pieces`` literally, so only
+        the documents holding all of them (the index's answer for each) are scanned, over their verified texts.
+        Document-level, not chunk-level: a wrap's indentation may push a match past a chunk's overlap."""
+        self.check_alive()
+        docs: set[int] | None = None
+        for piece in sorted(set(pieces), key=len, reverse=True):  # the longer, the rarer: the smaller set first
+            found = {doc_no for doc_no, _ in self.store._candidates(self.row.snap_id, piece)}
+            docs = found if docs is None else docs & found
+            if not docs:
+                break
+        for d in doc_ids:
+            e = self._entry(d, principal, "read")  # every id is checked, in order, as the scan checks it
+            if self._doc_no[e.doc_id] in (docs or ()):
+                yield from scan_find([(e.doc_id, self.snapshot(e.doc_id, principal).text)], term, opts, first_only)
 
     def _indexed(self, term: str, doc_ids: list[str], principal: Principal | None,
                  first_only: bool) -> Iterator[tuple[str, int]]:

@@ -298,8 +298,9 @@ def gram_index_exists(spec) -> bool:
 
 
 def test_a_wrapped_locate_of_a_term_that_can_wrap_finds_what_the_wrapped_scan_finds(estore):
-    """Issue 17 items 4 and 5: the indexed path is literal, so a wrapped locate whose term can wrap (a CJK pair, a
-    Latin pair) takes the scan; a term that cannot wrap stays on the index. Both answer like the wrapped scan."""
+    """Issue 17 items 4 and 5: a wrapped locate whose term can wrap asks the index for the term's pieces (a CJK
+    pair: its two characters) and scans the documents holding them all; a Latin word (single-letter pieces) takes
+    the scan; a term that cannot wrap stays on the literal index. All answer like the wrapped scan."""
     docs = [Document("w", "w", "r1", "批处\n    理 exam-\n  ple 上\n限 200条"),
             Document("v", "v", "r1", "批处理 上限")]
     snap = estore.put_snapshot(*KEY, docs)
@@ -310,3 +311,57 @@ def test_a_wrapped_locate_of_a_term_that_can_wrap_finds_what_the_wrapped_scan_fi
             assert list(snap.find(term, ids, first_only=first_only, options=opts)) == \
                 list(scan_find(texts, term, opts, first_only)), term
     assert [d for d, _ in snap.find("批处理", ids, options=opts)] == ["w", "v"]
+
+
+#: Wrapped text: CJK runs broken by a line break and indentation (ASCII or ideographic spaces), hyphenated words.
+WRAP_BITS = ["\n", "\n  ", " \n\t", "\u3000\n\u3000", "\r\n ", "-\n", "-\n   "]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_wrapped_locate_through_the_index_finds_exactly_what_the_wrapped_scan_finds(estore, data):
+    """Issue 17 items 4 and 5, against the brute-force reference (the wrapped scan over every whole text): terms
+    planted with wraps inside them, around the chunk boundaries, with indentation deeper than a chunk's overlap
+    now and then. The same hits, in the same order, each once, with ``first_only`` or not."""
+    rng = random.Random(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    terms = ["上限", "批处理", "上限200条", "アカ", "日志。上"]
+    docs = []
+    for i in range(data.draw(st.integers(1, 3), label="docs")):
+        text = list(planted_text(data, rng))
+        for _ in range(data.draw(st.integers(0, 4), label="wrapped plants")):
+            term = data.draw(st.sampled_from(terms), label="planted")
+            cut = data.draw(st.integers(1, len(term) - 1), label="cut")
+            gap = data.draw(st.one_of(st.sampled_from(WRAP_BITS), st.just("\n" + " " * (OVERLAP_CHARS + 5))),
+                            label="gap")
+            at = data.draw(st.integers(0, len(text)), label="at")
+            text[at:at] = term[:cut] + gap + term[cut:]
+        docs.append(Document(f"d{i}", "t", "r1", "".join(text)))
+    snap = estore.put_snapshot(*KEY, docs, ttl=HOUR)
+    ids, texts = ids_and_texts(docs)
+    opts = LocateOptions(wrapped=True)
+    for term in terms + ["处理", "上"]:
+        for first_only in (False, True):
+            assert list(snap.find(term, ids, first_only=first_only, options=opts)) == \
+                list(scan_find(texts, term, opts, first_only)), (term, first_only)
+
+
+def test_a_wrapped_cjk_locate_reads_only_the_documents_holding_every_piece(estore, monkeypatch):
+    """Issue 17 items 4 and 5: the compact profile's wrapped locate of a 2-character CJK term on a store reads
+    the chunks of the documents holding both characters, not every document (as it did, through the scan)."""
+    docs = [Document(f"d{i}", "t", "r1", "批处理任务日志。" * 1200) for i in range(6)]
+    docs[2] = Document("d2", "t", "r1", docs[2].text + "单批上\n    限为200条")
+    docs[4] = Document("d4", "t", "r1", docs[4].text + "上")  # one piece only: a candidate no index can rule out
+    snap = estore.put_snapshot(*KEY, docs)
+    read: list[int] = []
+    real = estore._chunks
+    monkeypatch.setattr(estore, "_chunks", lambda snap_id, doc_no, lo, hi: read.append(doc_no) or
+                        real(snap_id, doc_no, lo, hi))
+    ids = [d.doc_id for d in docs]
+    hits = list(snap.find("上限", ids, options=LocateOptions(wrapped=True)))
+    assert hits == [("d2", docs[2].text.index("上\n"))]
+    assert set(read) == {2}  # d4 holds 上 but not 限; the others hold neither
+    read.clear()
+    assert list(snap.find("上限", [ids[0], ids[3]], options=LocateOptions(wrapped=True))) == []
+    assert read == []
+    with pytest.raises(EvidenceError, match="unknown_doc_id"):  # every id is still checked, in order
+        list(snap.find("上限", [ids[0], "nope"], options=LocateOptions(wrapped=True)))

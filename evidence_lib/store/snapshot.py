@@ -170,7 +170,9 @@ class StoreSnapshot:
         for d in doc_ids:
             e = self._entry(d, principal, "read")  # checked alive once, above
             doc_no = self._doc_no[e.doc_id]
-            for c in sorted(hits.get(doc_no, ())):
+            if doc_no not in hits:
+                continue
+            for c in sorted(hits[doc_no]):
                 (body,) = self._chunk_bodies(e, doc_no, c, c)
                 found = False
                 for off in find_all(body, term, first_only=False):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
 
 import pytest
 
@@ -149,6 +151,46 @@ def test_the_async_path_offloads_too(mw):
                                                              "ERROR payment")), [get_logs], middleware=[mw])
     messages = asyncio.run(agent.ainvoke({"messages": [HumanMessage("Why did payment-7 fail?")]}))["messages"]
     assert [c.reason for c in mw.verify_answer(messages[-1].content)] == ["ok"]
+
+
+class GatedStore(MemoryStore):
+    """A store whose writes wait until the event loop has run another coroutine (or 10 s pass): a hook that
+    stored on the event loop's own thread would make the loop wait for itself."""
+
+    def __init__(self, clock) -> None:
+        super().__init__(clock)
+        self.gate = threading.Event()
+        self.waited: list[bool] = []
+
+    def put_snapshot(self, *args, **kwargs):
+        self.waited.append(self.gate.wait(timeout=10))
+        return super().put_snapshot(*args, **kwargs)
+
+
+def test_the_async_hooks_store_and_read_off_the_event_loop(clock):
+    """The async tool hook does its blocking work (tokenizing, store I/O, the ledger's lock) in a worker thread:
+    while a large result is being stored, other coroutines of the same loop keep running."""
+    store = GatedStore(clock)
+    mw = EvidenceMiddleware(store, ALICE, session="s1")
+
+    async def release():
+        await asyncio.sleep(0)
+        store.gate.set()
+
+    async def main():
+        call = {"name": "get_logs", "args": {"service": "p"}, "id": "c1", "type": "tool_call"}
+
+        async def handler(request):
+            return ToolMessage(LOG, tool_call_id="c1", name="get_logs")
+
+        request = SimpleNamespace(tool_call=call)
+        out, _ = await asyncio.gather(mw.awrap_tool_call(request, handler), release())
+        read = {"name": "locate_evidence", "args": {"term": "ERROR payment"}, "id": "c2", "type": "tool_call"}
+        return out, await mw.awrap_tool_call(SimpleNamespace(tool_call=read), handler)
+
+    out, located = asyncio.run(main())
+    assert store.waited == [True], "the store was written on the event loop's thread"
+    assert "stored as res-" in out.content and located.status == "success" and "ERROR payment-7" in located.content
 
 
 def test_the_reads_are_charged_to_one_task_budget_in_the_store(clock):

@@ -15,6 +15,7 @@ and is offloaded by its text only if the text alone crosses the threshold.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Mapping
@@ -122,16 +123,21 @@ class EvidenceMiddleware(AgentMiddleware):
     def wrap_tool_call(self, request: Any, handler: Any) -> ToolMessage | Command:
         call = request.tool_call
         if call.get("name") in OWN_TOOLS:
-            with self._lock:
-                return run_tool_call(self.tools, call)
+            return self._own_call(call)
         return self.offloaded(handler(request), call)
 
     async def awrap_tool_call(self, request: Any, handler: Any) -> ToolMessage | Command:
+        """As :meth:`wrap_tool_call`; the blocking part (tokenizing, store I/O, the ledger's lock) runs in a worker
+        thread (``asyncio.to_thread``), so the event loop keeps serving the agent's other coroutines meanwhile."""
         call = request.tool_call
         if call.get("name") in OWN_TOOLS:
-            with self._lock:
-                return run_tool_call(self.tools, call)
-        return self.offloaded(await handler(request), call)
+            return await asyncio.to_thread(self._own_call, call)
+        result = await handler(request)
+        return await asyncio.to_thread(self.offloaded, result, call)
+
+    def _own_call(self, call: Mapping[str, Any]) -> ToolMessage:
+        with self._lock:
+            return run_tool_call(self.tools, call)
 
     def _new_run(self) -> None:
         with self._lock:

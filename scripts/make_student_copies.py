@@ -75,8 +75,10 @@ def _execute(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
     """
     metadata = copy.deepcopy(nb.metadata)
     run(nb, cwd)  # fresh kernel, temporary workspace, no timings, widget model ids or split streams
-    for key in ("kernelspec", "language_info"):  # the installed python3 kernel's, as tidy() pins them
-        metadata[key] = nb.metadata[key]
+    metadata["kernelspec"] = nb.metadata["kernelspec"]  # the installed python3 kernel's, as tidy() pins it
+    # language_info stays the source's (the solution notebook's): its version is the Python that executed the
+    # solutions, so a check run on another Python (a learner's machine, CI's) builds the same bytes.
+    metadata.setdefault("language_info", nb.metadata["language_info"])
     nb.metadata = metadata  # otherwise keep the source's metadata
     return nb
 

@@ -318,7 +318,10 @@ def _index_text(series_nbs: list[tuple[Path, object]], repo: str, branch: str) -
         parts.append(f"| [{number}]({_rel(EXERCISES / name, NOTEBOOKS)}) | {topic} | {part.get('work', '')} min | "
                      f"{part.get('minutes', '')} min | [solutions]({_rel(SOLUTIONS / name, NOTEBOOKS)}) |")
     index = nbformat.v4.new_notebook()
-    index.metadata = {"kernelspec": kernelspec(), "language_info": language_info()}  # as JupyterLab writes them
+    # As JupyterLab writes them; language_info as the first executed notebook of the series holds it (its version is
+    # the Python that executed the series, not the one checking the index: any Python may run --check).
+    first = series_nbs[0][1].metadata.get("language_info") if series_nbs else None
+    index.metadata = {"kernelspec": kernelspec(), "language_info": first or language_info()}
     intro = nbformat.v4.new_markdown_cell(
         "# Read evidence on demand: the series\n\n"
         "Keep retrieval results out of an LLM's context and read evidence on demand. Each notebook imports the "

@@ -9,8 +9,19 @@ A final answer is prose with numbered markers, then a ``Sources:`` block, one li
 
 Each line is ``[n] doc_id@revision [start, end) "quote"``: a half-open range of Python string indices, and the
 quote as a JSON string literal (so quotes and newlines survive). After the revision, a compact reply's content
-handle may follow (``d03@2026-10-27#145412``): the checker and the server resolve it to the full sha256. An answer that found no evidence starts with
-``INSUFFICIENT EVIDENCE:`` and says what is missing; it cites nothing. :func:`parse_answer` is the only parser.
+handle may follow (``d03@2026-10-27#145412``): the checker and the server resolve it to the full sha256. An answer
+that found no evidence starts with ``INSUFFICIENT EVIDENCE:`` and says what is missing; it cites nothing.
+:func:`parse_answer` is the only parser.
+
+The doc_id is one of :mod:`evidence_lib.ids` (the grammar every issuer satisfies: Chinese names, workspace paths
+such as ``notes/d03``, up to 128 characters; never white space, ``@``, ``#``, ``[``, ``]``, quotes or a
+backslash). The revision is cited exactly as the replies show it: bare when it has no white space, ``#`` or
+leading ``"``, else as a JSON string literal (as the compact profile shows it, and as :func:`format_answer` writes
+it; ``#`` and 6-64 hex digits after a bare revision are a handle). A revision longer than 40 characters is shown
+cut (``release-2026-10-27-99999999999999…[cut]``, :func:`evidence_lib.lines.shown_revision`) and is cited in that
+form: the cut form parses like any revision, and :func:`~evidence_lib.citations.verify_citation` and the checker
+accept it for the one document of that doc_id whose full revision it is the cut of (the sha256 still has to match
+the bytes read).
 """
 
 from __future__ import annotations
@@ -19,6 +30,8 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from ..ids import DOC_ID, is_doc_id
 
 __all__ = ["COMPACT_SYSTEM_PROMPT", "INSUFFICIENT", "SOURCES", "SYSTEM_PROMPT", "SYSTEM_PROMPTS", "CitedRange",
            "FinalAnswer", "format_answer", "insufficient_answer", "parse_answer"]
@@ -63,8 +76,13 @@ SYSTEM_PROMPTS = {"article": SYSTEM_PROMPT, "compact": COMPACT_SYSTEM_PROMPT}
 SOURCES = "Sources:"
 INSUFFICIENT = "INSUFFICIENT EVIDENCE:"
 
-_LINE = re.compile(r'^\[(?P<n>\d{1,4})\]\s+(?P<doc_id>[A-Za-z0-9][A-Za-z0-9_.-]{0,63})@(?P<revision>[^\s\[#]{1,64})'
-                   r'(?P<handle>#[0-9a-f]{6,64})?'
+#: A revision as cited: bare (no white space or ``#``, not opening with a quote; ``[`` is fine, so a cut revision
+#: ``…[cut]`` is one), or a JSON string literal; then, optionally, a compact reply's content handle.
+_BARE_REVISION = r'[^\s#"][^\s#]*'
+_HANDLE = r"#[0-9a-f]{6,64}"
+_BARE = re.compile(f"{_BARE_REVISION}(?:{_HANDLE})?")
+_LINE = re.compile(rf'^\[(?P<n>\d{{1,4}})\]\s+(?P<doc_id>{DOC_ID.pattern})@'
+                   rf'(?P<revision>"(?:[^"\\]|\\.)*"|{_BARE_REVISION})(?P<handle>{_HANDLE})?'
                    r'\s+\[(?P<start>\d{1,12}),\s*(?P<end>\d{1,12})\)(?:\s+(?P<quote>".*"))?\s*$')
 
 
@@ -94,18 +112,45 @@ class FinalAnswer:
     problems: tuple[str, ...] = ()  # Sources lines that did not parse, by line number (never their text)
 
 
+def _cited_revision(revision: str) -> str:
+    """``revision`` (a handle may follow it: ``2026-10-27#145412``) as a Sources line writes it: bare when it reads
+    back so, else as a JSON string literal."""
+    return revision if _BARE.fullmatch(revision) else json.dumps(revision, ensure_ascii=False)
+
+
+def _json_text(literal: str | None) -> str | None:
+    """The string a JSON string literal holds, or ``None`` (absent, not JSON, or not a string)."""
+    try:
+        value = json.loads(literal) if literal is not None else None
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
 def format_answer(prose: str, citations: Iterable[tuple[str, str, int, int, str | None]]) -> str:
     """Write ``prose`` and its citations ``(doc_id, revision, start, end, quote)`` in the one answer format."""
     lines = []
     for n, (doc_id, revision, start, end, quote) in enumerate(citations, 1):
         tail = "" if quote is None else " " + json.dumps(quote, ensure_ascii=False)
-        lines.append(f"[{n}] {doc_id}@{revision} [{start}, {end}){tail}")
+        lines.append(f"[{n}] {doc_id}@{_cited_revision(revision)} [{start}, {end}){tail}")
     return prose if not lines else "\n".join([prose, "", SOURCES, *lines])
 
 
 def insufficient_answer(missing: str) -> str:
     """The answer for "no evidence found": says what is missing, cites nothing."""
     return f"{INSUFFICIENT} {missing}"
+
+
+def _cited_range(line: str) -> CitedRange | None:
+    """One Sources line as a :class:`CitedRange`, or ``None`` when it does not follow the format."""
+    m = _LINE.match(line)
+    if m is None or not is_doc_id(m["doc_id"]):  # the pattern cannot spell "printable"; is_doc_id does
+        return None
+    raw_rev, quote = m["revision"], _json_text(m["quote"])
+    revision = _json_text(raw_rev) if raw_rev.startswith('"') else raw_rev
+    if not revision or (m["quote"] is not None and quote is None):
+        return None
+    return CitedRange(m["doc_id"], revision, int(m["start"]), int(m["end"]), m["handle"], quote, n=int(m["n"]))
 
 
 def parse_answer(text: str) -> FinalAnswer:
@@ -119,18 +164,9 @@ def parse_answer(text: str) -> FinalAnswer:
     for i, line in enumerate(tail.splitlines(), 1):
         if not line.strip():
             continue
-        m = _LINE.match(line.strip())
-        quote = None
-        if m and m["quote"] is not None:
-            try:
-                quote = json.loads(m["quote"])
-            except ValueError:
-                m = None
-            if not isinstance(quote, str):
-                m = None
-        if m is None:
+        cited = _cited_range(line.strip())
+        if cited is None:
             problems.append(f"Sources line {i} does not parse")
-            continue
-        citations.append(CitedRange(m["doc_id"], m["revision"], int(m["start"]), int(m["end"]), m["handle"], quote,
-                                    n=int(m["n"])))
+        else:
+            citations.append(cited)
     return FinalAnswer(head.strip(), tuple(citations), insufficient, tuple(problems))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..corpus import Document
+from ..ids import MAX_DOC_ID_CHARS, RESERVED
 from ..index import MAX_STORED_BYTES, EvidenceIndex, sha256_hex
 from ..lines import token
 from .pinned import PINNED_PYDOC, PINNED_PYDOC_VERSION, pydoc_topics as topics_of
@@ -25,8 +26,6 @@ from .pinned import PINNED_PYDOC, PINNED_PYDOC_VERSION, pydoc_topics as topics_o
 __all__ = ["PINNED_PYDOC", "PINNED_PYDOC_VERSION", "folder_corpus", "pydoc_corpus"]
 
 MAX_TITLE_CHARS = 120
-#: Longest doc_id the index takes (a folder corpus's file name is ``<doc_id>.txt``).
-MAX_DOC_ID_CHARS = 128
 
 
 def _title(text: str, fallback: str) -> str:
@@ -65,7 +64,9 @@ def _name_problem(name: str) -> str | None:
         return "holds white space"
     if "\\" in doc_id:
         return "holds a backslash"
-    return "holds a control character"
+    if not doc_id.isprintable():
+        return "holds a control character"
+    return f"holds one of {RESERVED[:-1]}, which mark the parts of a citation"
 
 
 def _read_capped(path: Path) -> bytes:
@@ -94,7 +95,8 @@ def folder_corpus(folder: str | Path, revision: str | None = None) -> list[Docum
 
     Refused with a ``ValueError`` naming the file (by its name only, escaped with :func:`~evidence_lib.lines.token`),
     before anything is indexed: a file name the index refuses as a doc_id (the name without ``.txt``: 1-128
-    characters, no white space, backslash or control character; a name that is not UTF-8), a file over
+    characters, no white space, control character, backslash or ``@#[]"'``, see :mod:`evidence_lib.ids`; a name
+    that is not UTF-8), a file over
     :data:`~evidence_lib.index.MAX_STORED_BYTES`, and a file that is not valid UTF-8. Symlinks and anything
     but regular files are skipped.
     """

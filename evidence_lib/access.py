@@ -41,7 +41,8 @@ class Access:
     """Grants on one document or resource, inside one tenant.
 
     ``read`` and ``discover`` hold grant names (``*``, ``user:alice``, ``group:finance``).
-    ``discover=None`` means "whoever may read may also discover".
+    ``discover=None`` means "whoever may read may also discover". Reading needs both grants: a document the
+    principal may not discover is hidden, and a hidden document is refused like one that never existed (issue 7).
     """
 
     tenant: str
@@ -57,9 +58,10 @@ class Access:
         """True when ``principal`` may ``action`` under these grants (no principal: nothing)."""
         if principal is None or principal.tenant != self.tenant:
             return False
-        granted = self.read if action == "read" or self.discover is None else self.discover
-        # Whoever may discover but not read sees the entry, never the text.
-        return bool(granted & principal.names)
+        names = principal.names
+        may_discover = bool((self.read if self.discover is None else self.discover) & names)
+        # Whoever may discover but not read sees the entry, never the text; whoever may not discover sees nothing.
+        return may_discover if action == "discover" else may_discover and bool(self.read & names)
 
 
 def allowed(access: Access | None, principal: Principal | None, action: Action) -> bool:

@@ -36,7 +36,7 @@ from .index import MAX_STORED_BYTES, IndexEntry, Snapshot, sha256_hex
 from .lines import cut, text_line, token
 from .locate import LocateOptions
 from .measure import cl100k, utf8_bytes
-from .store.common import SnapshotKey
+from .store.common import SnapshotKey, expiry_us, owner_session  # the key format lives with the store's delete_session
 
 __all__ = [
     "DEFAULT_THRESHOLD_TOKENS", "DEFAULT_TTL", "HANDLE_MAX_TOKENS", "MAX_SECTIONS", "PREVIEW_TOKENS",
@@ -69,13 +69,6 @@ def storable(text: str) -> tuple[str, int]:
     """``text`` as the store keeps it and how many characters were replaced: a NUL or a lone surrogate becomes
     U+FFFD (the positions of everything else are unchanged, so every offset still means the same character)."""
     return _UNSTORABLE.subn("\ufffd", text)
-_SESSION_PREFIX = "offload"
-
-
-def owner_session(session: str, user: str) -> str:
-    """The store session key of ``user``'s offloaded results in ``session``: length-prefixed, so no choice of
-    session and user names collides with another (``("a/b", "c")`` and ``("a", "b/c")`` differ)."""
-    return f"{_SESSION_PREFIX}/{len(user)}:{user}/{session}"
 
 
 def count_tokens_over(text: str, threshold: int) -> int | None:
@@ -239,11 +232,15 @@ class OffloadShelf:
             raise TypeError("offloaded results belong to a Principal")
         if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
             raise EvidenceError("invalid_ttl")
+        expiry_us(store.now_us(), ttl)  # a TTL past the calendar is refused now, not at every put of the run
         self.store, self.principal, self.session, self.ttl = store, principal, session, ttl
         self.key_session = owner_session(session, principal.user)
         SnapshotKey.checked(principal.tenant, self.key_session, _HANDLE_PREFIX + "0" * 10)  # refused now, not later
         self.access = Access(principal.tenant, read=frozenset({f"user:{principal.user}"}))
         self._ids: list[str] = []  # handles this shelf stored, in order
+        #: Changes whenever :meth:`visible` would list other handles: a reply's content handles are as long as the
+        #: entries listed *now* need (``evidence_lib.tools``), so they are computed again when it changes.
+        self.generation = 0
         self._lock = threading.Lock()  # parallel tool calls of one message store one at a time
 
     def __repr__(self) -> str:
@@ -255,7 +252,9 @@ class OffloadShelf:
 
     def forget(self) -> None:
         """Start a new run: the results stored so far stay readable by handle but are no longer :meth:`visible`."""
-        self._ids.clear()
+        with self._lock:
+            self._ids.clear()
+            self.generation += 1
 
     def put(self, content: str, *, tool: str, call_id: str = "") -> IndexEntry:
         """Store ``content`` (what ``tool`` returned to call ``call_id``) for ``ttl``; its entry (handle, revision,
@@ -273,6 +272,7 @@ class OffloadShelf:
             snap = self.store.put_snapshot(self.principal.tenant, self.key_session, doc_id, [doc], ttl=self.ttl)
             if doc_id not in self._ids:
                 self._ids.append(doc_id)
+                self.generation += 1
             return snap.entry(doc_id, self.principal, "read")
 
     def expires_at(self, doc_id: str) -> str:

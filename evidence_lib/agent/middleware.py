@@ -4,59 +4,175 @@ Notebook 12. ``create_agent(model, tools, middleware=[EvidenceMiddleware(store, 
 over a cl100k token threshold becomes a result in the evidence store (see :mod:`evidence_lib.offload`: owned by the
 principal, with a revision, a sha256 and a TTL) and the model sees a short handle; the middleware adds
 ``locate_evidence`` and ``read_evidence`` over those results (the compact profile of :func:`evidence_tools`), charged
-to one task budget, so a citation of an offloaded result verifies like any other evidence
+to the run's budget, so a citation of an offloaded result verifies like any other evidence
 (:meth:`EvidenceMiddleware.verify_answer`, :func:`~evidence_lib.agent.check_history`, ``python -m evidence_lib audit``).
 
-It uses LangChain's public middleware API (``AgentMiddleware.wrap_tool_call`` and ``tools``; the ``agents`` extra,
-``langchain>=1``). Results of the middleware's own tools are never offloaded; a tool can have its own threshold, or
-``None`` to never be offloaded. A tool message whose content holds non-text blocks (an image) keeps those blocks
-and is offloaded by its text only if the text alone crosses the threshold.
+It uses LangChain's public middleware API (``before_agent``, ``wrap_tool_call``, ``tools`` and a ``state_schema``;
+the ``agents`` extra, ``langchain>=1``). One middleware object serves many runs, in threads and in
+``asyncio.gather`` alike: ``before_agent`` mints a run id into the agent state (:data:`RUN_KEY`, as LangChain's own
+``ToolCallLimitMiddleware`` keeps its run counters there), and every tool call finds its run's ledger, listing and
+tools' memory by that id, never from "whatever ran last". Results of the middleware's own tools are never offloaded;
+a tool can have its own threshold, or ``None`` to never be offloaded. Text in any content block (text, JSON, a
+plain-text file) is measured; only real media (image, audio, video, binary file data) is kept as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
 import threading
-from collections.abc import Mapping
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.messages import ToolMessage, convert_to_messages
 from langgraph.types import Command
 
 from ..access import Principal
 from ..citations import Citation, CitationCheck, verify_citation
 from ..errors import EvidenceError
-from ..ledger import Budget, Ledger
+from ..ledger import Budget, Ledger, ReadRecord
 from ..offload import DEFAULT_THRESHOLD_TOKENS, DEFAULT_TTL, OffloadShelf, offload, owner_session
 from ..tools import evidence_tools
 from ..toolkit import refusal_message, run_tool_call
-from .prompt import SOURCES, parse_answer
+from .prompt import SOURCES, CitedRange, parse_answer
 
-__all__ = ["EvidenceMiddleware", "MEDIA_BLOCKS", "OWN_TOOLS", "model_text"]
+__all__ = ["MAX_RUNS", "MEDIA_BLOCKS", "OWN_TOOLS", "RUN_KEY", "EvidenceMiddleware", "EvidenceState", "model_text"]
 
-#: Content blocks the middleware passes on untouched (media; every other block's text is measured and offloaded).
+#: Content blocks kept untouched when they carry no text: real media (image, audio, video, binary file data).
 MEDIA_BLOCKS = frozenset({"image", "image_url", "audio", "video", "file", "input_audio"})
+#: The tools the middleware adds (the compact profile's locate and read), never offloaded themselves.
+OWN_TOOLS = ("locate_evidence", "read_evidence")
+#: The agent-state key holding the id of the current run (minted by ``before_agent``; part of the agent's result).
+RUN_KEY = "evidence_run"
+#: How many runs one middleware remembers (their ledgers, listings and tools' memory), the most recent first used.
+MAX_RUNS = 256
 
 
+class EvidenceState(AgentState):
+    """The agent state with the run id (:data:`RUN_KEY`): set by the middleware, never by the caller's input."""
+
+    evidence_run: NotRequired[Annotated[str, OmitFromInput]]
+
+
+# -- what the model reads in a tool message -----------------------------------------------------------------------
 def model_text(content: Any) -> tuple[str, list]:
-    """``(the text a model reads in content, the media blocks kept)``: text blocks as their text, every other
-    non-media block (json, search results, documents, ...) as its JSON, so nothing reaches the model unmeasured."""
+    """``(the text a model reads in content, the media blocks kept)``: text blocks as their text, text-bearing blocks
+    (plain-text files, documents) as their text, every other non-media block as its JSON, so nothing reaches the
+    model unmeasured; content ``json`` cannot encode is rendered all the same (:func:`_rendered`). Notebook 12."""
     if isinstance(content, str):
         return content, []
     parts, kept = [], []
     for block in content if isinstance(content, list) else [content]:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-        elif isinstance(block, dict) and block.get("type") in MEDIA_BLOCKS:
+        text = _block_text(block)
+        if text is None:
             kept.append(block)
         else:
-            parts.append(json.dumps(block, ensure_ascii=False, sort_keys=True, default=str))
+            parts.append(text)
     return "".join(parts), kept
+
+
+def _block_text(block: Any) -> str | None:
+    """The text a model reads in one content block, or ``None`` for media kept untouched. A block is first read the
+    way langchain-core reads it (``ToolMessage.content_blocks``: v0 and provider forms become v1 blocks)."""
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return _json(block)
+    if block.get("type") == "text" and isinstance(block.get("text"), str):
+        return block["text"]
+    normal = _normalised(block)
+    text = _plain_text(normal)
+    if text is None:
+        text = _plain_text(block)
+    if text is not None:
+        return text
+    if normal.get("type") in MEDIA_BLOCKS or block.get("type") in MEDIA_BLOCKS:
+        return None
+    return _json(block)
+
+
+def _normalised(block: dict) -> dict:
+    """``block`` as langchain-core's v1 content block, or ``block`` itself where langchain-core cannot read it."""
+    try:
+        blocks = ToolMessage(content=[block], tool_call_id="-").content_blocks
+    except Exception:  # noqa: BLE001 - e.g. a v0 text file without "url": read it ourselves
+        return block
+    return blocks[0] if len(blocks) == 1 and isinstance(blocks[0], dict) else block
+
+
+def _plain_text(block: dict) -> str | None:
+    """The text a block carries: its ``text``, or its base64 data when its MIME type is ``text/*``; else None."""
+    if block.get("type") == "non_standard":
+        return None
+    if isinstance(block.get("text"), str):
+        return block["text"]
+    mime, data = block.get("mime_type"), block.get("base64", block.get("data"))
+    if isinstance(mime, str) and mime.lower().startswith("text/") and isinstance(data, str):
+        try:
+            return base64.b64decode(data, validate=True).decode("utf-8", "replace")
+        except (binascii.Error, ValueError):
+            return None
+    return None
+
+
+def _json(block: Any) -> str:
+    """``block`` as JSON text; when ``json`` cannot encode it, the rendering of :func:`_rendered`."""
+    try:
+        return json.dumps(block, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return _rendered(block)
+
+
+def _rendered(value: Any) -> str:
+    """``value`` as JSON text whatever it holds: keys become text and are sorted as text, a container met again
+    inside itself becomes ``"<cycle>"``, other values their ``str``. Built with an explicit stack, so a 3,000-deep
+    scraped page costs no recursion."""
+    out: list[str] = []
+    todo: list[tuple[str, Any]] = [("value", value)]
+    inside: set[int] = set()
+    while todo:
+        kind, item = todo.pop()
+        if kind == "text":
+            out.append(item)
+        elif kind == "leave":
+            inside.discard(item)
+        elif isinstance(item, (dict, list, tuple)) and id(item) in inside:
+            out.append('"<cycle>"')
+        elif isinstance(item, (dict, list, tuple)):
+            inside.add(id(item))
+            todo.append(("leave", id(item)))
+            todo.extend(reversed(_members(item)))
+        else:
+            out.append(_scalar(item))
+    return "".join(out)
+
+
+def _members(item: dict | list | tuple) -> list[tuple[str, Any]]:
+    """The pieces of one container for :func:`_rendered`, in order: brackets, keys and separators as text."""
+    if isinstance(item, dict):
+        pairs = sorted(((str(k), v) for k, v in item.items()), key=lambda kv: kv[0])
+        body = [[("text", json.dumps(k, ensure_ascii=False) + ": "), ("value", v)] for k, v in pairs]
+        open_, close = "{", "}"
+    else:
+        body = [[("value", v)] for v in item]
+        open_, close = "[", "]"
+    out: list[tuple[str, Any]] = [("text", open_)]
+    for i, member in enumerate(body):
+        out += ([("text", ", ")] if i else []) + member
+    return [*out, ("text", close)]
+
+
+def _scalar(value: Any) -> str:
+    plain = value is None or isinstance(value, (bool, int, float, str))
+    return json.dumps(value if plain else str(value), ensure_ascii=False)
 
 
 def _as_message(m: Any) -> Any:
@@ -68,49 +184,137 @@ def _as_message(m: Any) -> Any:
             return m
     return m
 
-#: The tools the middleware adds (the compact profile's locate and read), never offloaded themselves.
-OWN_TOOLS = ("locate_evidence", "read_evidence")
+
+def _sources_in_order(text: Any) -> list[CitedRange | None]:
+    """The ``Sources:`` lines :func:`~evidence_lib.agent.prompt.parse_answer` reads in ``text``, in line order: each
+    a :class:`CitedRange`, or ``None`` for a line that does not parse. The block is where ``parse_answer`` finds it
+    (the word "Sources:" in the prose is prose); each of its lines is then read by ``parse_answer`` too."""
+    text = text if isinstance(text, str) else ""
+    whole = parse_answer(text)
+    lines = text.split("\n")
+    for k, line in enumerate(lines):
+        block = "\n" + "\n".join(lines[k:])
+        if line.startswith(SOURCES) and _same(parse_answer(block), whole):
+            return [(parse_answer(f"{SOURCES}\n{one}").citations or (None,))[0]
+                    for one in block[len(SOURCES) + 1:].splitlines() if one.strip()]
+    return [*whole.citations, *[None] * len(whole.problems)]  # not found line by line: the citations, then the rest
+
+
+def _same(a: Any, b: Any) -> bool:
+    return (a.citations, a.problems) == (b.citations, b.problems)
+
+
+# -- one run --------------------------------------------------------------------------------------------------------
+@dataclass
+class _Run:
+    """What one run owns: its shelf (the results it offloaded, listed for a locate over all of them), its ledger
+    (the task's, when the middleware has a ``task``) and its locate/read tools (which revision they showed)."""
+
+    run_id: str
+    shelf: OffloadShelf
+    ledger: Ledger
+    tools: list
+    lock: threading.Lock = field(default_factory=threading.Lock)  # one of its own tool calls at a time
 
 
 class EvidenceMiddleware(AgentMiddleware):
     """Offload tool results over ``threshold_tokens`` (cl100k) into ``store``; add locate and read over them.
 
-    ``principal`` owns every result of the run (another principal's handle is ``unknown_doc_id``, byte-identical to
-    a handle never issued; so is an expired one). ``thresholds`` overrides the threshold per tool name (``None``: never
-    offload that tool). ``budget`` bounds the reads of the run; with ``task`` the ledger lives in the store, shared by
-    every worker of that task, else in this object. Notebook 12.
+    ``principal`` owns every result (another principal's handle is ``unknown_doc_id``, byte-identical to a handle
+    never issued; so is an expired one). ``thresholds`` overrides the threshold per tool name (``None``: never
+    offload that tool). ``budget`` bounds the reads of each run; with ``task`` the ledger lives in the store, one
+    budget shared by every run and worker of that task. Each run has its own listing of results (a locate without
+    ``doc_id`` searches those; earlier results stay readable by handle). ``ttl`` must be one the store can keep:
+    else ``invalid_ttl`` here. Notebook 12.
+
+    ``tools``, ``ledger`` and ``shelf`` are those of the latest run started on this object (before any, of a run
+    for use outside an agent, as notebook 12 and workshop part 8 use them); with concurrent runs, name the run.
     """
+
+    state_schema = EvidenceState
 
     def __init__(self, store: Any, principal: Principal, *, session: str = "default", task: str | None = None,
                  threshold_tokens: int = DEFAULT_THRESHOLD_TOKENS, thresholds: Mapping[str, int | None] | None = None,
                  ttl: timedelta = DEFAULT_TTL, budget: Budget | None = None) -> None:
         super().__init__()
-        if not isinstance(threshold_tokens, int) or isinstance(threshold_tokens, bool) or threshold_tokens < 1:
-            raise ValueError("threshold_tokens is a positive int (cl100k tokens)")
-        thresholds = dict(thresholds or {})
-        for name, value in thresholds.items():
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-                raise ValueError(f"the threshold of {name!r} is a positive int or None")
-            if name in OWN_TOOLS:
-                raise ValueError(f"{name} is the middleware's own tool: its results are never offloaded")
-        self.store, self.principal = store, principal
-        self.shelf = OffloadShelf(store, principal, session, ttl=ttl)
-        self.threshold_tokens, self.thresholds = threshold_tokens, thresholds
+        self.threshold_tokens, self.thresholds = _checked_thresholds(threshold_tokens, thresholds)
+        self.store, self.principal, self.session, self.ttl = store, principal, session, ttl
         self.task, self.budget = task, budget or Budget()
-        self.ledger: Ledger = (Ledger(self.budget) if task is None else
-                               store.ledger(principal.tenant, owner_session(session, principal.user), task, self.budget))
-        self._own: set[int] = set()  # every tool object this middleware made (create_agent binds the first ones)
-        self.tools = self._tools()  # the current run's locate and read; create_agent binds the first set's schemas
-        self._lock = threading.Lock()  # the ledger sees one call at a time
+        self._marker = uuid.uuid4().hex  # marks this object's tools (create_agent binds one run's set)
+        self._runs: OrderedDict[str, _Run] = OrderedDict()
+        self._lock = threading.Lock()  # guards _runs and _latest
+        self._latest = uuid.uuid4().hex
+        self._run(self._latest)  # now: a session key, TTL or task budget the store refuses is refused here
+
+    # -- runs ------------------------------------------------------------------------------------------------------
+    @property
+    def run_id(self) -> str:
+        """The id of the latest run started on this object."""
+        return self._latest
+
+    @property
+    def tools(self) -> list:  # type: ignore[override]
+        """The latest run's locate and read (create_agent binds their schemas; calls are routed per run)."""
+        return self._run(self._latest).tools
+
+    @property
+    def ledger(self) -> Ledger:
+        """The latest run's ledger (with ``task``: the task's, shared by every run)."""
+        return self._run(self._latest).ledger
+
+    @property
+    def shelf(self) -> OffloadShelf:
+        """The latest run's shelf: the results it offloaded (``handles``); any of the owner's by name."""
+        return self._run(self._latest).shelf
+
+    def _run(self, run_id: str) -> _Run:
+        """The run ``run_id``, built on first use; the least recently used beyond :data:`MAX_RUNS` is forgotten."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                run = self._runs[run_id] = self._new_run(run_id)
+                while len(self._runs) > MAX_RUNS:
+                    self._runs.popitem(last=False)
+            self._runs.move_to_end(run_id)
+            return run
+
+    def _new_run(self, run_id: str) -> _Run:
+        shelf = OffloadShelf(self.store, self.principal, self.session, ttl=self.ttl)
+        ledger = (Ledger(self.budget) if self.task is None else self.store.ledger(
+            self.principal.tenant, owner_session(self.session, self.principal.user), self.task, self.budget))
+        tools = [t for t in evidence_tools(shelf, self.principal, ledger=ledger, profile="compact")
+                 if t.name in OWN_TOOLS]
+        for t in tools:
+            t.metadata = {**(t.metadata or {}), "evidence_middleware": self._marker}
+        return _Run(run_id, shelf, ledger, tools)
+
+    def _run_of(self, request: Any) -> str:
+        """The run a hook's request belongs to: the id in its agent state, else the latest run (a direct call)."""
+        state = getattr(request, "state", None)
+        run_id = state.get(RUN_KEY) if isinstance(state, Mapping) else getattr(state, RUN_KEY, None)
+        return run_id if isinstance(run_id, str) and 0 < len(run_id) <= 64 else self._latest
+
+    def _named_run(self, run: Any) -> str:
+        """A run named by its id or by the agent's result (or state) holding :data:`RUN_KEY`."""
+        run_id = run.get(RUN_KEY) if isinstance(run, Mapping) else run
+        if not isinstance(run_id, str) or not run_id:
+            raise ValueError(f"name a run by its id or by the agent's result (a mapping with {RUN_KEY!r})")
+        return run_id
 
     # -- the hooks ---------------------------------------------------------------------------------------------
-    def before_agent(self, state: Any, runtime: Any) -> None:
-        """A new run: its own budget (unless ``task`` shares one in the store), its own replies' memory (which
-        revision was shown), and only its own results listed; earlier results stay readable by handle."""
-        self._new_run()
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
+        """A new run: a fresh id in the agent state; its budget (unless ``task`` shares one), replies' memory and
+        listing are its own from its first tool call on."""
+        return {RUN_KEY: self._start()}
 
-    async def abefore_agent(self, state: Any, runtime: Any) -> None:
-        self._new_run()
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
+        return {RUN_KEY: self._start()}
+
+    def _start(self) -> str:
+        run_id = uuid.uuid4().hex
+        with self._lock:
+            self._latest = run_id
+        return run_id
 
     def wrap_model_call(self, request: Any, handler: Any) -> Any:
         self._check_names(request.tools)
@@ -121,72 +325,65 @@ class EvidenceMiddleware(AgentMiddleware):
         return await handler(request)
 
     def wrap_tool_call(self, request: Any, handler: Any) -> ToolMessage | Command:
-        call = request.tool_call
+        run_id, call = self._run_of(request), request.tool_call
         if call.get("name") in OWN_TOOLS:
-            return self._own_call(call)
-        return self.offloaded(handler(request), call)
+            return self._own_call(run_id, call)
+        return self.offloaded(handler(request), call, run=run_id)
 
     async def awrap_tool_call(self, request: Any, handler: Any) -> ToolMessage | Command:
         """As :meth:`wrap_tool_call`; the blocking part (tokenizing, store I/O, the ledger's lock) runs in a worker
         thread (``asyncio.to_thread``), so the event loop keeps serving the agent's other coroutines meanwhile."""
-        call = request.tool_call
+        run_id, call = self._run_of(request), request.tool_call
         if call.get("name") in OWN_TOOLS:
-            return await asyncio.to_thread(self._own_call, call)
+            return await asyncio.to_thread(self._own_call, run_id, call)
         result = await handler(request)
-        return await asyncio.to_thread(self.offloaded, result, call)
+        return await asyncio.to_thread(self.offloaded, result, call, run=run_id)
 
-    def _own_call(self, call: Mapping[str, Any]) -> ToolMessage:
-        with self._lock:
-            return run_tool_call(self.tools, call)
-
-    def _new_run(self) -> None:
-        with self._lock:
-            if self.task is None:
-                self.ledger = Ledger(self.budget)
-            self.tools = self._tools()
-            self.shelf.forget()
-
-    def _tools(self) -> list:
-        tools = [t for t in evidence_tools(self.shelf, self.principal, ledger=self.ledger, profile="compact")
-                 if t.name in OWN_TOOLS]
-        self._own.update(id(t) for t in tools)
-        return tools
+    def _own_call(self, run_id: str, call: Mapping[str, Any]) -> ToolMessage:
+        run = self._run(run_id)
+        with run.lock:
+            return run_tool_call(run.tools, call)
 
     def _check_names(self, tools: Any) -> None:
-        mine = self._own
         names = [getattr(t, "name", None) or (t.get("name") if isinstance(t, dict) else None) for t in tools or ()]
-        clashes = sorted({n for t, n in zip(tools or (), names) if n in OWN_TOOLS and (id(t) not in mine
+        clashes = sorted({n for t, n in zip(tools or (), names) if n in OWN_TOOLS and (not self._is_own(t)
                                                                                        or names.count(n) > 1)})
         if clashes:
             raise ValueError(f"the agent has its own tool named {', '.join(clashes)}: EvidenceMiddleware adds tools "
                              f"of that name; rename the agent's tool")
 
+    def _is_own(self, tool: Any) -> bool:
+        metadata = getattr(tool, "metadata", None)
+        return isinstance(metadata, dict) and metadata.get("evidence_middleware") == self._marker
+
     # -- what the model sees instead of a large result --------------------------------------------------------
     def threshold_for(self, tool: str) -> int | None:
         return self.thresholds.get(tool, self.threshold_tokens)
 
-    def offloaded(self, result: Any, call: Mapping[str, Any]) -> Any:
+    def offloaded(self, result: Any, call: Mapping[str, Any], *, run: Any = None) -> Any:
         """``result`` with every ToolMessage in it (a Command's ``messages`` update too, message dicts included)
-        offloaded if too large. Thresholds follow the tool the call was routed to, not the name a result claims."""
+        offloaded if too large, onto the shelf of ``run`` (an id or the agent's result; default the latest run).
+        Thresholds follow the tool the call was routed to, not the name a result claims."""
+        shelf = self._run(self._latest if run is None else self._named_run(run)).shelf
         tool = call.get("name") if isinstance(call.get("name"), str) else None
         if isinstance(result, ToolMessage):
-            return self._message(result, tool)
+            return self._message(shelf, result, tool)
         if isinstance(result, Command) and isinstance(result.update, dict) \
                 and isinstance(result.update.get("messages"), list):
-            messages = [self._message(m, tool) if isinstance(m, ToolMessage) else m
+            messages = [self._message(shelf, m, tool) if isinstance(m, ToolMessage) else m
                         for m in (_as_message(m) for m in result.update["messages"])]
             return Command(graph=result.graph, update={**result.update, "messages": messages}, resume=result.resume,
                            goto=result.goto)
         return result
 
-    def _message(self, msg: ToolMessage, tool: str | None = None) -> ToolMessage:
+    def _message(self, shelf: OffloadShelf, msg: ToolMessage, tool: str | None = None) -> ToolMessage:
         tool = tool or msg.name or "tool"
         threshold = self.threshold_for(tool)
         if threshold is None or tool in OWN_TOOLS:
             return msg
-        text, kept = model_text(msg.content)
-        try:
-            shown, entry = offload(self.shelf, text, tool=tool, call_id=msg.tool_call_id, threshold_tokens=threshold)
+        try:  # measuring too: content json cannot encode must not end the run
+            text, kept = model_text(msg.content)
+            shown, entry = offload(shelf, text, tool=tool, call_id=msg.tool_call_id, threshold_tokens=threshold)
         except Exception as e:  # noqa: BLE001 - the agent goes on: a refusal the model can act on, never the result
             return refusal_message(e, msg.tool_call_id, tool)
         if entry is None:
@@ -198,29 +395,53 @@ class EvidenceMiddleware(AgentMiddleware):
                                           "sha256": entry.sha256, "chars": entry.chars}}})
 
     # -- checking what the model cited --------------------------------------------------------------------------
-    def verify(self, citation: Citation) -> CitationCheck:
-        """One citation against the stored result, its sha256 and the reads this run made."""
-        return verify_citation(self.shelf, citation, self.ledger, self.principal)
+    def _reads(self, run: Any) -> Iterable[ReadRecord]:
+        """The reads a citation is checked against: the named run's, else every run this object remembers."""
+        if run is not None:
+            return self._run(self._named_run(run)).ledger.reads
+        with self._lock:
+            ledgers = list({id(r.ledger): r.ledger for r in self._runs.values()}.values())
+        if self.task is not None:
+            ledgers = ledgers[-1:]  # one task ledger, opened once per run
+        return [r for ledger in ledgers for r in ledger.reads]
 
-    def verify_answer(self, text: str) -> list[CitationCheck]:
-        """Every ``Sources:`` line of a final answer in order, checked with :meth:`verify` (a line without a content
-        handle is checked against the stored sha256 of the result it names); a line that does not parse is
-        ``malformed``. An answer is verified when this list is not empty and every check is ok."""
-        head, sep, tail = (text if isinstance(text, str) else "").partition(SOURCES)
+    def verify(self, citation: Citation, *, run: Any = None) -> CitationCheck:
+        """One citation against the stored result, its sha256 and the reads made: by ``run`` (its id, or the
+        agent's result) when named, else by any run this object remembers (the last :data:`MAX_RUNS`)."""
+        return verify_citation(self.shelf, citation, self._reads(run), self.principal)
+
+    def verify_answer(self, text: str, *, run: Any = None) -> list[CitationCheck]:
+        """Every ``Sources:`` line of a final answer in line order (as :func:`parse_answer` reads them), checked
+        with :meth:`verify` (a line without a content handle is checked against the stored sha256 of the result it
+        names); a line that does not parse is ``malformed``. An answer is verified when this list is not empty and
+        every check is ok. Pass ``run=`` (the agent's result, or its :data:`RUN_KEY`) to check it against the reads
+        of the run that produced it; without it, any remembered run's reads count, so a later run never turns an
+        earlier run's verified answer into ``never_read``."""
+        reads = list(self._reads(run))
         checks = []
-        for line in tail.splitlines() if sep else []:
-            if not line.strip():
-                continue
-            parsed = parse_answer(f"{SOURCES}\n{line}")
-            if not parsed.citations:
+        for c in _sources_in_order(text):
+            if c is None:
                 checks.append(CitationCheck(Citation("", "", 0, 0, "", None), "malformed"))
                 continue
-            c = parsed.citations[0]
             sha = c.sha256
             if sha is None:
                 try:
                     sha = self.shelf.entry(c.doc_id, self.principal).sha256
                 except EvidenceError:  # an unknown handle: the check reports it
                     sha = ""
-            checks.append(self.verify(Citation(c.doc_id, c.revision, c.start, c.end, sha, c.quote)))
+            checks.append(verify_citation(self.shelf, Citation(c.doc_id, c.revision, c.start, c.end, sha, c.quote),
+                                          reads, self.principal))
         return checks
+
+
+def _checked_thresholds(threshold_tokens: Any, thresholds: Mapping[str, int | None] | None) -> tuple[int, dict]:
+    """``(threshold_tokens, thresholds)`` if each is a positive int (``None``: never offload that tool)."""
+    if not isinstance(threshold_tokens, int) or isinstance(threshold_tokens, bool) or threshold_tokens < 1:
+        raise ValueError("threshold_tokens is a positive int (cl100k tokens)")
+    thresholds = dict(thresholds or {})
+    for name, value in thresholds.items():
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise ValueError(f"the threshold of {name!r} is a positive int or None")
+        if name in OWN_TOOLS:
+            raise ValueError(f"{name} is the middleware's own tool: its results are never offloaded")
+    return threshold_tokens, thresholds

@@ -33,7 +33,9 @@ With ``normalization="NFC"`` the rule applies to the NFC text and NFC term (so a
 is a Latin letter), and offsets are mapped back to the original text through :func:`nfc_with_map`.
 Matching compiles one regular expression per term: each character literally, joined by an optional
 wrap only where the rule allows one; it has no nested repetition (and uses possessive white space
-runs), so the work stays proportional to the text times the term, like a literal scan.
+runs), so the work stays proportional to the text times the term, like a literal scan. A caller holding only
+a piece of the document from a match's start (a store reads ranges) finds its end with :func:`match_end_within`,
+reading on only while the piece may stop inside the match: a wrap's indentation can be any depth (issue 11).
 """
 
 from __future__ import annotations
@@ -299,8 +301,6 @@ def match_end(text: str, start: int, term: str, opts: LocateOptions | None = Non
 
 
 def _nfc_end_at(text: str, start: int, nterm: str, wrapped: bool) -> int | None:
-    if not nterm:
-        return start
     # `text` is not normalized, so nfc_with_map mapped it run by run, and `start` begins a run. A run may
     # begin with a line-break character (marks after it join it) but never holds one after its first
     # character, so after `start` a match holds at most one line break per wrap (two characters for \r\n)
@@ -308,14 +308,50 @@ def _nfc_end_at(text: str, start: int, nterm: str, wrapped: bool) -> int | None:
     # boundary, and the runs of the window are those of the whole text.
     reach = (2 * (len(nterm) - 1) if wrapped else 0) + nterm.count("\r") + nterm.count("\n") + 1
     stop = next(islice(_BREAK_CHAR.finditer(text, start + 1), reach - 1, None), None)
-    norm, starts, ends = _grouped_map(text[start: stop.start() if stop else len(text)])
+    end = _nfc_piece_end(text[start: stop.start() if stop else len(text)], nterm, wrapped, complete=True)
+    return None if end is None else start + end
+
+
+def _nfc_piece_end(piece: str, nterm: str, wrapped: bool, complete: bool) -> int | None:
+    """The end in ``piece`` (which starts at a normalization run of a text that is not NFC) of the match of
+    ``nterm`` starting there, mapped run by run; ``complete=False``: the piece's last run may go on past it, so
+    it is left out (a match ending in it is found once the piece is longer)."""
+    if not nterm:
+        return 0
+    norm, starts, ends = _grouped_map(piece)
+    if not complete and norm:
+        norm = norm[:starts.index(starts[-1])]  # the normalized characters before the last run
     i = 0
-    while i < len(norm) and starts[i] == 0:  # the normalized characters of the run at `start`
+    while i < len(norm) and starts[i] == 0:  # the normalized characters of the run at the piece's start
         end = _end_at(norm, i, nterm, wrapped)
         if end is not None:
-            return start + ends[end - 1]
+            return ends[end - 1]
         i += 1
     return None
+
+
+def match_end_within(piece: str, term: str, opts: LocateOptions | None = None, *, complete: bool = False,
+                     normalized: bool = True) -> int | None:
+    """The end, in ``piece``, of the match of ``term`` that starts at ``piece[0]``; ``None``: read a longer piece.
+
+    ``piece`` is the document from an offset :func:`find_all` reported; ``complete`` says it runs to the
+    document's end (then a missing match is a ValueError). A piece that holds the whole match gives its exact end
+    (a piece that stops inside it gives ``None``, never another offset), so a caller reads a bounded piece and
+    reads on only for a match longer than that: the work stays proportional to the match, however deep a wrap's
+    indentation (issue 11; the compact excerpts of notebook 08). With NFC, ``normalized`` says whether the whole
+    document is NFC (:func:`nfc_with_map` then maps it character by character, else by normalization runs), which
+    no piece can tell: one ``unicodedata.is_normalized`` pass per document, by the caller.
+    """
+    opts = _options(opts)
+    if opts.normalization != "NFC":
+        end = _end_at(piece, 0, term, opts.wrapped)
+    elif normalized:
+        end = _end_at(piece, 0, unicodedata.normalize("NFC", term), opts.wrapped)
+    else:
+        end = _nfc_piece_end(piece, unicodedata.normalize("NFC", term), opts.wrapped, complete)
+    if end is None and complete:
+        raise ValueError("no match of the term starts at the piece's start")
+    return end
 
 
 def _matches(text: str, term: str, opts: LocateOptions, first_only: bool) -> Iterator[int]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .lines import quoted, shown_revision, text_line, token
@@ -43,6 +43,9 @@ MAX_ALSO = 20
 HANDLE_HEX = 6
 #: How far a compact excerpt may reach back to the start of the sentence holding a match, and forward to its end.
 WINDOW_BEFORE, WINDOW_AFTER = 120, 180
+#: The line after an excerpt whose match goes on past it (a line wrap with deep indentation: the excerpt shows only
+#: the match's start, within the excerpt bound); the reply parsers skip it.
+CONTINUES_NOTE = "(a match here continues to offset {end}: read_evidence there for the rest)"
 _SENTENCE_END = re.compile(r"[。！？；]|[.!?](?=\s)|\n[ \t]*\n")
 COMPACT_TITLE_CHARS = 64
 
@@ -191,6 +194,8 @@ class Block:
     handle: str
     matches: int
     spans: Sequence[tuple[int, int, str]]
+    #: ``(start, end)`` of a span whose match goes on past its end (a cut excerpt) -> that match's end.
+    continues: Mapping[tuple[int, int], int] = field(default_factory=dict)
 
 
 def compact_locate(blocks: Sequence[Block], doc_id: str | None, total: int, documents: int,
@@ -211,7 +216,10 @@ def compact_locate(blocks: Sequence[Block], doc_id: str | None, total: int, docu
     lines = [head]
     for b in blocks:
         lines.append(_named(b.doc_id, b.revision, b.handle) + (f" {b.matches} matches" if b.matches > 1 else ""))
-        lines.extend(f"[{s},{e}) {quoted(t)}" for s, e, t in b.spans)
+        for s, e, t in b.spans:
+            lines.append(f"[{s},{e}) {quoted(t)}")
+            if (s, e) in b.continues:
+                lines.append(CONTINUES_NOTE.format(end=b.continues[s, e]))
     if others:
         named = ", ".join(f"{token(d)} {n}" for d, n in others[:MAX_ALSO])
         lines.append(f"also: {named}" + (f", +{len(others) - MAX_ALSO} more" if len(others) > MAX_ALSO else ""))

@@ -29,6 +29,7 @@ ERROR_CODES: Final[dict[str, str]] = {
     "evidence_incomplete": "a final answer needs the full source clause; read it before answering",
     "snapshot_expired": "the evidence snapshot is gone (expired, deleted or replaced); search again",
     "workspace_expired": "the task workspace expired; start the task again",
+    "ledger_expired": "the task's budget ledger expired or was deleted; start the task again",
     "invalid_text": "a text value holds a NUL byte or a lone surrogate and cannot be stored",
     "integer_out_of_range": "an integer does not fit in 64 bits and cannot be stored",
     "invalid_ttl": "a TTL must be a positive timedelta that ends before the year 10000",

@@ -21,14 +21,15 @@ from typing import Protocol, runtime_checkable
 from .access import Access, Action, Principal, allowed
 from .corpus import Document
 from .errors import EvidenceError
+from .ids import MAX_DOC_ID_CHARS, RESERVED, is_doc_id
 from .locate import LocateOptions, find
 from .paging import check_int
 
 PREVIEW_CHARS = 40
 #: Largest document the index stores (UTF-8 bytes); bigger ones are refused at build time.
 MAX_STORED_BYTES = 64 * 1024 * 1024
+#: A doc_id that is also a safe file stem on disk (a subset of the doc_id grammar, :mod:`evidence_lib.ids`).
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-_MEMORY_ID = re.compile(r"[^\s/\\\x00-\x1f\x7f]{1,128}")
 
 
 def sha256_hex(data: bytes | str) -> str:
@@ -189,8 +190,9 @@ class EvidenceIndex:
         """Keep every document's bytes in memory (no files): a snapshot for one query. Notebook 08."""
         entries, blobs = [], {}
         for doc in documents:
-            if not isinstance(doc.doc_id, str) or not _MEMORY_ID.fullmatch(doc.doc_id):
-                raise ValueError(f"doc_id {doc.doc_id!r}: 1-128 characters, no whitespace, '/' or control characters")
+            if not is_doc_id(doc.doc_id):
+                raise ValueError(f"doc_id {doc.doc_id!r} is not a doc_id: 1-{MAX_DOC_ID_CHARS} printable characters, "
+                                 f"no white space or any of {RESERVED}")
             raw = doc.text.encode("utf-8")
             if len(raw) > MAX_STORED_BYTES:
                 raise ValueError(f"document {doc.doc_id!r} is larger than {MAX_STORED_BYTES:,} bytes")

@@ -13,6 +13,7 @@ enters the model's context. The ledger records that size too (:meth:`Ledger.cont
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -78,6 +79,8 @@ class Tally:
     tokens: int
     refused: int
     doc_reads: Callable[[str], int]  # charged page reads of one doc_id
+    #: earlier reads of the same bytes covering a range: ``covering(doc_id, revision, sha256, start, end)``
+    covering: Callable[[str, str, str, int, int], list[tuple[int, int]]] = lambda *_: []
 
     def spent(self) -> dict[str, int]:
         return {"calls": self.calls, "chars": self.chars, "bytes": self.bytes, "tokens": self.tokens}
@@ -92,23 +95,32 @@ class Ledger:
     :class:`~evidence_lib.store.StoreLedger` in a store shared by many workers. A storage provides three hooks:
     :meth:`tally` (the counters now), :meth:`locked` (the counters under the storage's write lock, for one
     charge) and :meth:`append` (write one entry under that lock).
+
+    It is safe under concurrent calls: LangGraph runs one message's tool calls in threads, and a check and its
+    write happen under one lock (this object's, or the store's), so parallel calls never overspend a limit.
     """
 
     budget: Budget = field(default_factory=Budget)
     entries: list[LedgerEntry] = field(default_factory=list)
+    _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False, compare=False)
 
     # -- storage hooks (overridden by StoreLedger) ----------------------------------------
     def tally(self) -> Tally:
-        """The counters now (no lock): for early refusals and reports."""
-        charged = self.charged
+        """The counters now: for early refusals and reports."""
+        with self._lock:
+            entries = list(self.entries)
+        charged = [e for e in entries if e.charged]
         per_doc = Counter(e.read.doc_id for e in charged if e.read is not None)
-        return Tally(len(self.entries), len(charged), sum(e.chars for e in charged), sum(e.bytes for e in charged),
-                     sum(e.tokens for e in charged), len(self.entries) - len(charged), per_doc.__getitem__)
+        return Tally(len(entries), len(charged), sum(e.chars for e in charged), sum(e.bytes for e in charged),
+                     sum(e.tokens for e in charged), len(entries) - len(charged), per_doc.__getitem__,
+                     lambda *rng: covering_reads(_reads(charged), *rng) or [])
 
     @contextmanager
     def locked(self) -> Iterator[Tally]:
-        """The counters under the storage's write lock, held until the block ends (one list: nothing to lock)."""
-        yield self.tally()
+        """The counters under this ledger's lock, held until the block ends: no other thread checks or writes
+        meanwhile (issue 2: without it, 4 calls were charged under ``max_calls=3``)."""
+        with self._lock:
+            yield self.tally()
 
     def append(self, tally: Tally, entry: LedgerEntry) -> None:
         """Write ``entry`` (its ``step`` is ``tally.step + 1``) inside :meth:`locked`."""
@@ -122,12 +134,7 @@ class Ledger:
     @property
     def reads(self) -> list[ReadRecord]:
         """Every range of document text the model was served (pages and excerpts), in order."""
-        out = []
-        for e in self.charged:
-            if e.read is not None:
-                out.append(e.read)
-            out.extend(e.excerpts)
-        return out
+        return _reads(self.charged)
 
     @property
     def refusals(self) -> list[LedgerEntry]:
@@ -187,15 +194,42 @@ class Ledger:
                excerpts: list[tuple[str, str, int, int, str]] | tuple = ()) -> None:
         """Record ``content`` as returned, or refuse it whole if it would overrun a limit.
 
-        Every limit is re-checked under the storage's lock (:meth:`locked`), so two workers sharing one
-        stored ledger can never overspend it together.
+        Every limit is re-checked under the storage's lock (:meth:`locked`), so two workers (or threads) sharing
+        one ledger can never overspend it together.
         """
         size = Size.of(content)
         with self.locked() as t:
-            self._check(t, size=size, doc_id=read[0] if read else None)
-            self.append(t, LedgerEntry(t.step + 1, tool, status, size.chars, size.utf8_bytes, size.cl100k_tokens,
-                                       read=ReadRecord(*read) if read else None, covered=covered,
-                                       excerpts=tuple(ReadRecord(*x) for x in excerpts)))
+            self._write(t, tool, content, size, status=status, read=read, covered=covered, excerpts=excerpts)
+
+    def charge_read(self, tool: str, read: tuple[str, str, int, int, str], render: Callable[[], str],
+                    seen: Callable[[list[tuple[int, int]]], str]) -> str:
+        """Serve one page ``read = (doc_id, revision, start, end, sha256)`` in one step under the lock: when earlier
+        reads of the same bytes cover it, ``seen(earlier)`` is charged as ``already_read`` (a call, not a read);
+        else the per-document limit is checked, then ``render()`` (which fetches the page) is charged as the read.
+
+        Deciding and writing under one lock charges two parallel reads of one range once; a store ledger and the
+        page's chunks share the store's transaction, so a read costs one transaction after its admission
+        (notebook 05 teaches admit, dedupe, charge; issue 15)."""
+        doc_id, revision, start, end, sha256 = read
+        with self.locked() as t:
+            earlier = t.covering(doc_id, revision, sha256, start, end)
+            if earlier:
+                content = seen(earlier)
+                return self._write(t, tool, content, Size.of(content), status="already_read",
+                                   covered=(doc_id, start, end))
+            self._check(t, doc_id=doc_id)  # before the page is fetched: nothing is read past the limit
+            content = render()
+            return self._write(t, tool, content, Size.of(content), read=read)
+
+    def _write(self, t: Tally, tool: str, content: str, size: Size, *, status: str = "ok",
+               read: tuple[str, str, int, int, str] | None = None, covered: tuple[str, int, int] | None = None,
+               excerpts: list[tuple[str, str, int, int, str]] | tuple = ()) -> str:
+        """Check every limit against the locked tally ``t`` and append the entry; ``content`` back."""
+        self._check(t, size=size, doc_id=read[0] if read else None)
+        self.append(t, LedgerEntry(t.step + 1, tool, status, size.chars, size.utf8_bytes, size.cl100k_tokens,
+                                   read=ReadRecord(*read) if read else None, covered=covered,
+                                   excerpts=tuple(ReadRecord(*x) for x in excerpts)))
+        return content
 
     def refused(self, tool: str, error: EvidenceError) -> None:
         """Record a refused call: never charged, but its error message did enter the context."""
@@ -256,3 +290,8 @@ class Ledger:
         ax.set_ylabel(unit)
         ax.legend(loc="lower right")
         return ax
+
+
+def _reads(charged: list[LedgerEntry]) -> list[ReadRecord]:
+    """The ranges of text ``charged`` entries served: each page read, then the entry's excerpts, in order."""
+    return [r for e in charged for r in ((e.read,) if e.read is not None else ()) + e.excerpts]

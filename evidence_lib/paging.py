@@ -51,6 +51,28 @@ class Page:
         return self.end if self.end < self.total else None
 
 
+@dataclass(frozen=True)
+class PageRequest:
+    """An ``offset`` and ``limit`` whose bounds were checked (:func:`page_request`): what a reader asks for before it
+    knows how long the text is."""
+
+    offset: int
+    limit: int
+
+    def within(self, total: int) -> Page:
+        """The page of something ``total`` units long: ``offset_exceeds_document`` (with ``total_chars``) past its
+        end; ``offset == total`` is a valid, empty last page. The bounds are not checked again."""
+        if self.offset > total:
+            raise EvidenceError("offset_exceeds_document", total_chars=total)
+        return Page(self.offset, min(self.offset + self.limit, total), total)
+
+
+def page_request(offset: Any, limit: Any, max_limit: int) -> PageRequest:
+    """``offset`` and ``limit`` checked once (ints, ``offset >= 0``, ``1 <= limit <= max_limit``), else
+    ``invalid_page_bounds``: a constraint enforced once, before anything is looked up."""
+    return PageRequest(check_int(offset, 0), check_int(limit, 1, max_limit))
+
+
 def page(total: int, offset: Any, limit: Any, max_limit: int) -> Page:
     """The page ``[offset, min(offset + limit, total))`` of something ``total`` units long.
 
@@ -58,11 +80,7 @@ def page(total: int, offset: Any, limit: Any, max_limit: int) -> Page:
     (``offset_exceeds_document``, which tells the caller ``total_chars``). ``offset == total`` is a
     valid, empty last page.
     """
-    check_int(offset, 0)
-    check_int(limit, 1, max_limit)
-    if offset > total:
-        raise EvidenceError("offset_exceeds_document", total_chars=total)
-    return Page(offset, min(offset + limit, total), total)
+    return page_request(offset, limit, max_limit).within(total)
 
 
 def page_reply(labels: dict[str, Any], p: Page, text: str) -> dict[str, Any]:

@@ -7,7 +7,10 @@ tool call the way an agent loop would and always returns a ``ToolMessage``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -20,9 +23,9 @@ from .errors import EvidenceError, to_json
 from .index import EvidenceIndex, IndexEntry, IndexProtocol
 from .ledger import Ledger
 from .lines import MAX_REVISION_CHARS, TRUNCATED, cut, shown_revision
-from .locate import NO_MATCH_NOTE, LocateOptions, match_end, shape, wrap_points
+from .locate import NO_MATCH_NOTE, LocateOptions, match_end_within, shape, wrap_points
 from .measure import utf8_bytes
-from .paging import BOUND_CODES, MAX_PAGE_CHARS, batch, check_int, page, page_reply
+from .paging import BOUND_CODES, MAX_PAGE_CHARS, Page, batch, check_int, page_reply, page_request
 from .profiles import (PROFILES, WINDOW_AFTER, WINDOW_BEFORE, Block, ManifestRow, Profile, compact_locate,
                        compact_manifest, compact_page, content_revision, handle, handle_length, query_words, window)
 from .toolkit import MAX_QUERY_CHARS, EvidenceTool, StrictArgs, run_tool_call, tool_call
@@ -47,12 +50,14 @@ MAX_LOCATE_MATCHES = 500
 COMPACT_EXCERPTS = 3
 #: Excerpts shown are those nearly as relevant as the best: at most this many fewer query words than it holds.
 RELEVANCE_CUT = 2
-#: How many characters of white space a wrap may hold before the excerpt looks at the whole text for a match's end.
-WRAP_REACH = 64
 #: Longest compact excerpt: windows of one document merge only up to this many characters ...
 MAX_EXCERPT_CHARS = 480
 #: ... when they overlap, touch, or leave at most this many characters between them (shown as part of the excerpt).
 EXCERPT_GAP_CHARS = 0
+#: Longest part of one match an excerpt shows, so that with its window (WINDOW_BEFORE back, WINDOW_AFTER on) one
+#: excerpt stays within MAX_EXCERPT_CHARS. A longer match (a line wrap with deep indentation, issue 10) is shown from
+#: its start, and the reply says at which offset it ends (``profiles.CONTINUES_NOTE``).
+MAX_MATCH_SHOWN = MAX_EXCERPT_CHARS - WINDOW_BEFORE - WINDOW_AFTER
 #: What an empty retriever slot means (the manifest's note; the count never depends on hidden documents).
 UNFILLED_NOTE = ("fewer documents you may see matched, or the over-fetch limit was reached; search with other words "
                  "for more.")
@@ -122,13 +127,29 @@ def as_source(source: Any) -> Any:
 def read_page(index: IndexProtocol, doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS,
               principal: Principal | None = None) -> dict[str, Any]:
     """What ``read_evidence`` returns, without the budget: one bounded page of verified bytes. Notebook 02."""
-    check_int(offset, 0)  # bounds first: nothing is looked up or opened for an impossible page
-    check_int(limit, 1, MAX_PAGE_CHARS)
+    entry, p = page_of(index, doc_id, offset, limit, principal)
+    return page_body(index, entry, p, principal)
+
+
+def page_of(index: IndexProtocol, doc_id: str, offset: Any, limit: Any,
+            principal: Principal | None = None) -> tuple[IndexEntry, Page]:
+    """The entry and the page ``[start, end)`` a read asks for: its arguments checked once, its entry looked up once."""
+    request = page_request(offset, limit, MAX_PAGE_CHARS)  # bounds first: nothing is looked up for an impossible page
     entry = index.entry(doc_id, principal, "read")  # unknown and forbidden raise the same error
-    p = page(entry.chars, offset, limit, MAX_PAGE_CHARS)  # [start, end) and next_offset, in one place
-    text = index.text(entry.doc_id, principal, p.start, p.end)  # verified; refused if the bytes changed
+    return entry, request.within(entry.chars)  # [start, end) and next_offset, in one place
+
+
+def page_body(index: IndexProtocol, entry: IndexEntry, p: Page, principal: Principal | None = None) -> dict[str, Any]:
+    """The page ``p`` of ``entry``, fetched and verified (refused if the bytes changed), as the one page body."""
+    text = index.text(entry.doc_id, principal, p.start, p.end)
     labels = {"doc_id": entry.doc_id, "revision": shown_revision(entry.revision), "sha256": entry.sha256}
-    return page_reply(labels, p, text)  # the one page body: labels, start, end, total_chars, next_offset, text
+    return page_reply(labels, p, text)  # labels, start, end, total_chars, next_offset, text
+
+
+#: Notebook 09: while set (by the agent loop, for one message), a tool body runs as ``hook(session, tool, body,
+#: args)`` instead of ``body(*args)``: the loop serves the pages it fetched ahead in parallel (evidence_lib.agent.loop).
+BODY_HOOK: ContextVar[Callable[[Any, str, Callable[..., str], tuple], str] | None] = ContextVar("body_hook",
+                                                                                               default=None)
 
 
 @dataclass
@@ -145,6 +166,7 @@ class _Session:
     query: str | None = None
     rev_shown: set = field(default_factory=set)  # compact: (doc_id, revision) the model was shown this snapshot
     handles: dict = field(default_factory=dict)  # compact: the snapshot's handle length, per snapshot object
+    nfc_texts: dict = field(default_factory=dict)  # NFC locate: sha256 -> whether that text is NFC (read once)
 
     def __post_init__(self) -> None:
         self.per_query = not isinstance(self.source, IndexProtocol)  # a retriever: one snapshot per query
@@ -152,8 +174,9 @@ class _Session:
             self.index = EvidenceIndex(None, [], {}) if self.per_query else self.source
 
     def guarded(self, tool: str, fn, *args):
+        hook = BODY_HOOK.get()
         try:
-            return fn(*args)
+            return fn(*args) if hook is None else hook(self, tool, fn, args)
         except EvidenceError as e:
             self.record_refusal(tool, e)
             raise
@@ -165,7 +188,7 @@ class _Session:
     # -- compact: handles and revisions ------------------------------------------------------
     def _handle(self, entry: IndexEntry) -> str:
         """``#`` + the shortest sha256 prefix (6+ hex) no other readable document of this snapshot shares."""
-        key = id(self.index)
+        key = (id(self.index), getattr(self.index, "generation", None))  # a growing index (an offload shelf)
         if key not in self.handles:
             self.handles = {key: handle_length(e.sha256 for e in self.readable())}
         return handle(entry.sha256, self.handles[key])
@@ -251,6 +274,7 @@ class _Session:
 
     # -- locate ---------------------------------------------------------------------------
     def locate(self, term: str, doc_id: str | None = None, cursor: int = 0) -> str:
+        """One locate call: checked, admitted, served as one call of the index (:func:`serving`), charged once."""
         check_int(cursor, 0)
         opts = self.locate_options
         if not isinstance(term, str) or not 1 <= len(term) <= opts.max_term_chars:
@@ -258,8 +282,17 @@ class _Session:
         entry = self.index.entry(doc_id, self.principal, "read") if doc_id is not None else None
         if self.ledger:
             self.ledger.admit("locate_evidence")
-        if self.profile == "compact":
-            return self._compact_locate(term, entry, cursor)
+        with serving(self.index, neighbours=self.profile == "compact"):
+            if self.profile == "compact":
+                content, excerpts = self._compact_locate(term, entry, cursor)
+            else:
+                content, excerpts = self._article_locate(term, entry, cursor), []
+        return self._charge("locate_evidence", content, excerpts=excerpts)  # after the call's last check
+
+    def _article_locate(self, term: str, entry: IndexEntry | None, cursor: int) -> str:
+        """The article's locate: offsets, never text (every match of one document with a cursor, or the first
+        per document)."""
+        opts = self.locate_options
         if entry is not None:  # every match in one document, with a cursor
             every = list(self.index.find(term, [entry.doc_id], self.principal, first_only=False, options=opts))
             chunk, nxt = batch(every, cursor, opts.max_doc_matches)
@@ -267,12 +300,12 @@ class _Session:
                                     "next_cursor": nxt, "total_matches": len(every)}
             if not every:
                 body["note"] = NO_MATCH_NOTE
-            return self._charge("locate_evidence", to_json(body))
+            return to_json(body)
         doc_ids = [e.doc_id for e in self.readable()]
         hits = self.index.find(term, doc_ids, self.principal, first_only=not opts.paged, options=opts)
-        return self._charge("locate_evidence", to_json(shape(hits, term, opts, cursor=cursor)))
+        return to_json(shape(hits, term, opts, cursor=cursor))
 
-    def _compact_locate(self, term: str, only: IndexEntry | None, cursor: int) -> str:
+    def _compact_locate(self, term: str, only: IndexEntry | None, cursor: int) -> tuple[str, list[tuple]]:
         """Compact locate: excerpts around the matches, the best first, with per-document counts and a cursor.
 
         Every match (up to ``MAX_LOCATE_MATCHES``) gets a sentence window bounded in characters; windows of one
@@ -288,23 +321,25 @@ class _Session:
         by_id = {e.doc_id: e for e in entries}
         hits = islice(self.index.find(term, list(rank), self.principal, first_only=False, options=opts),
                       MAX_LOCATE_MATCHES)
-        units: list[list] = []  # [doc_id, start, end, matches]
+        units: list[list] = []  # [doc_id, start, end, matches, furthest match end]
         counts: dict[str, int] = {}
         for d, offset in hits:
             counts[d] = counts.get(d, 0) + 1
-            s, e = self._window(by_id[d], offset, self._match_end(by_id[d], offset, term))
+            end = self._match_end(by_id[d], offset, term)
+            s, e = self._window(by_id[d], offset, end)
             if units and units[-1][0] == d and s <= units[-1][2] + EXCERPT_GAP_CHARS \
                     and max(e, units[-1][2]) - units[-1][1] <= MAX_EXCERPT_CHARS:
                 # windows that overlap or touch (or leave a gap of at most EXCERPT_GAP_CHARS) merge, up to a bound
                 units[-1][2] = max(e, units[-1][2])
                 units[-1][3] += 1
+                units[-1][4] = max(end, units[-1][4])
             else:
-                units.append([d, s, e, 1])
+                units.append([d, s, e, 1, end])
         words = query_words(self.query or "")
-        texts = [self.index.text(d, self.principal, s, e) for d, s, e, _ in units]
+        texts = [self.index.text(d, self.principal, s, e) for d, s, e, *_ in units]
         nth: dict[str, int] = {}
         order = []
-        for i, (d, s, _, _) in enumerate(units):
+        for i, (d, s, *_) in enumerate(units):
             nth[d] = nth.get(d, 0) + 1
             lowered = texts[i].lower()
             order.append((-sum(1 for w in words if w in lowered), nth[d], rank[d], s, i))
@@ -316,75 +351,102 @@ class _Session:
             chosen = [k for k in chosen if -k[0] >= best - RELEVANCE_CUT] or chosen[:1]
         nxt = cursor + len(chosen) if cursor + len(chosen) < len(order) else None
         blocks: dict[str, list] = {}
+        runs_on: dict[str, dict] = {}  # per document, (start, end) of an excerpt whose match goes on -> its end
         for *_, i in chosen:
-            blocks.setdefault(units[i][0], []).append((units[i][1], units[i][2], texts[i]))
+            d, s, e, _, end = units[i]
+            blocks.setdefault(d, []).append((s, e, texts[i]))
+            if end > e:
+                runs_on.setdefault(d, {})[s, e] = end
         shown, reads = [], []
         for d, spans in blocks.items():
             e = by_id[d]
             spans.sort()
-            shown.append(Block(d, self._revision_once(e), self._handle(e), counts[d], spans))
+            shown.append(Block(d, self._revision_once(e), self._handle(e), counts[d], spans, runs_on.get(d, {})))
             reads.extend((d, shown_revision(e.revision), s, t, e.sha256) for s, t, _ in spans)
         total = sum(counts.values())
         others = [(d, n) for d, n in sorted(counts.items(), key=lambda x: rank[x[0]]) if d not in blocks]
         content = compact_locate(shown, only.doc_id if only is not None else None, total, len(counts), nxt,
                                  more=total >= MAX_LOCATE_MATCHES, others=others)
-        return self._charge("locate_evidence", content, excerpts=reads)
+        return content, reads  # charged by locate, once the call's last check is made
 
     def _match_end(self, entry: IndexEntry, start: int, term: str) -> int:
-        """Where the match at ``start`` ends: ``start + len(term)``, or later for a match across a line wrap."""
+        """Where the match at ``start`` ends: ``start + len(term)``, or later across a line wrap (or NFC runs).
+
+        Read on from ``start`` until the text read holds the match, doubling it from ``MAX_MATCH_SHOWN`` characters: a
+        match an excerpt shows whole costs one bounded read, a longer one (deep indentation) at most about twice its
+        length, and the whole document is never read again per match (issue 11; ``locate.match_end_within``).
+        """
         opts = self.locate_options
-        if not opts.wrapped or not wrap_points(term):
+        if opts.normalization != "NFC" and (not opts.wrapped or not wrap_points(term)):
             return start + len(term)
-        reach = len(term) + WRAP_REACH * len(wrap_points(term))  # a wrap is a line break and some indentation
-        if opts.normalization == "none":
-            try:
-                sub = self.index.text(entry.doc_id, self.principal, start, min(entry.chars, start + reach))
-                return start + match_end(sub, 0, term, opts)
-            except ValueError:
-                pass  # deeper indentation than the reach: look at the whole text
-        return match_end(self.index.text(entry.doc_id, self.principal), start, term, opts)
+        normalized = opts.normalization != "NFC" or self._nfc_normalized(entry)
+        piece = ""
+        while True:
+            stop = min(entry.chars, start + max(MAX_MATCH_SHOWN, 2 * len(piece)))
+            piece += self.index.text(entry.doc_id, self.principal, start + len(piece), stop)
+            end = match_end_within(piece, term, opts, complete=stop == entry.chars, normalized=normalized)
+            if end is not None:
+                return start + end
+
+    def _nfc_normalized(self, entry: IndexEntry) -> bool:
+        """Whether ``entry``'s text is NFC (how NFC offsets map back, ``locate.nfc_with_map``): one whole read per
+        content (its sha256), however many matches it holds."""
+        if entry.sha256 not in self.nfc_texts:
+            text = self.index.text(entry.doc_id, self.principal)
+            self.nfc_texts[entry.sha256] = unicodedata.is_normalized("NFC", text)
+        return self.nfc_texts[entry.sha256]
 
     def _window(self, entry: IndexEntry, start: int, end: int) -> tuple[int, int]:
-        """:func:`~evidence_lib.profiles.window` around ``[start, end)``, from only the text it can reach."""
+        """:func:`~evidence_lib.profiles.window` around ``[start, end)``, from only the text it can reach: at most
+        ``MAX_EXCERPT_CHARS``. A match longer than ``MAX_MATCH_SHOWN`` (issue 10) is cut: the window ends at the
+        last character of its first ``MAX_MATCH_SHOWN`` that is not white space (the reply says where it ends)."""
+        cut = end - start > MAX_MATCH_SHOWN
+        last = start + MAX_MATCH_SHOWN if cut else end  # the end of the part of the match shown
         base = max(0, start - WINDOW_BEFORE - 1)  # one character more: window() looks at the one before its reach
-        sub = self.index.text(entry.doc_id, self.principal, base, min(entry.chars, end + WINDOW_AFTER))
-        s, e = window(sub, start - base, end - base)
+        sub = self.index.text(entry.doc_id, self.principal, base, min(entry.chars, last if cut else end + WINDOW_AFTER))
+        if cut:
+            sub = sub[:max(start + 1 - base, len(sub.rstrip()))]
+            last = base + len(sub)
+        s, e = window(sub, start - base, last - base)
         return base + s, base + e
 
     # -- read -----------------------------------------------------------------------------
     def read(self, doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS) -> str:
-        # The teaching body (read_page) wrapped in the ledger: admit, dedupe, charge (notebook 05).
-        check_int(offset, 0)
-        check_int(limit, 1, MAX_PAGE_CHARS)
-        entry = self.index.entry(doc_id, self.principal, "read")  # re-checked on every call
-        if offset > entry.chars:
-            raise EvidenceError("offset_exceeds_document", total_chars=entry.chars)
-        if self.ledger:
-            self.ledger.admit("read_evidence")
-            p = page(entry.chars, offset, limit, MAX_PAGE_CHARS)
-            earlier = self.ledger.covering(entry.doc_id, shown_revision(entry.revision), entry.sha256, p.start, p.end)
-            if earlier:  # answered from memory: costs a call, not a read of the document
-                content = to_json({
-                    "status": "already_read", "doc_id": entry.doc_id, "revision": shown_revision(entry.revision),
-                    "start": p.start, "end": p.end, "covered_by": [list(r) for r in earlier],
-                })
-                return self._charge("read_evidence", content, status="already_read",
-                                    covered=(entry.doc_id, p.start, p.end))
-            self.ledger.admit("read_evidence", doc_id=entry.doc_id)
-        body = read_page(self.index, entry.doc_id, offset, limit, self.principal)
+        """The teaching body (:func:`read_page`) wrapped in the ledger: admit, then dedupe and charge in one step
+        under the ledger's lock, the page fetched only if it was not read already (notebook 05)."""
+        entry, p = page_of(self.index, doc_id, offset, limit, self.principal)  # checked once, looked up once
+        if self.ledger is None:
+            return self._page_content(entry, p)
+        self.ledger.admit("read_evidence")
+        revision = shown_revision(entry.revision)
+
+        def seen(earlier: list[tuple[int, int]]) -> str:  # answered from memory: a call, not a read of the document
+            return to_json({"status": "already_read", "doc_id": entry.doc_id, "revision": revision,
+                            "start": p.start, "end": p.end, "covered_by": [list(r) for r in earlier]})
+
+        return self.ledger.charge_read("read_evidence", (entry.doc_id, revision, p.start, p.end, entry.sha256),
+                                       lambda: self._page_content(entry, p), seen)
+
+    def _page_content(self, entry: IndexEntry, p: Page) -> str:
+        """The page as the profile shows it: the article's JSON body, or the compact header line and text."""
+        body = page_body(self.index, entry, p, self.principal)
         if self.profile == "compact":
-            content = compact_page(body["doc_id"], self._revision_once(entry), self._handle(entry), body["start"],
-                                   body["end"], body["total_chars"], body["next_offset"], body["text"])
-        else:
-            content = to_json(body)
-        return self._charge("read_evidence", content,
-                            read=(body["doc_id"], body["revision"], body["start"], body["end"], body["sha256"]))
+            return compact_page(body["doc_id"], self._revision_once(entry), self._handle(entry), body["start"],
+                                body["end"], body["total_chars"], body["next_offset"], body["text"])
+        return to_json(body)
 
     def _charge(self, tool: str, content: str, **kw: Any) -> str:
         if self.ledger is not None:
             self.ledger.charge(tool, content, **kw)
         return content
 
+
+
+def serving(index: Any, *, neighbours: bool = False) -> AbstractContextManager[Any]:
+    """One call of ``index``: a store snapshot fetches and verifies each chunk once and checks that it is published
+    once (:meth:`~evidence_lib.store.StoreSnapshot.serving`); other indexes need nothing."""
+    serve = getattr(index, "serving", None)
+    return serve(neighbours=neighbours) if serve is not None else nullcontext()
 
 
 SEARCH_DESCRIPTION = (
@@ -495,6 +557,7 @@ def evidence_tools(
                                    args_schema=ReadArgs),
     ]
     for t in tools:
+        t.session = s
         t.on_refusal = s.record_refusal
         t.bound_codes = BOUND_CODES
         if ledger is not None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import inspect
 import secrets
 import warnings
 from collections import deque
@@ -32,6 +33,7 @@ from langchain_core.retrievers import BaseRetriever
 
 from ..access import NOBODY, Access, Principal, allowed, parse_access
 from ..corpus import Document
+from ..ids import escape_doc_id
 from ..index import PREVIEW_CHARS, EvidenceIndex, IndexEntry, sha256_hex
 from ..toolkit import clean_text
 from .bm25 import BM25Retriever
@@ -42,6 +44,9 @@ MAX_TITLE_CHARS = 120
 #: MAX_FETCH (a k above MAX_FETCH is not over-fetched at all).
 OVERFETCH_FACTOR = 8
 MAX_FETCH = 500
+#: The vector store method a ``VectorStoreRetriever`` calls for each ``search_type`` (langchain-core's retriever).
+_SEARCH_METHODS = {"similarity": "similarity_search", "mmr": "max_marginal_relevance_search",
+                   "similarity_score_threshold": "similarity_search_with_relevance_scores"}
 #: Snapshots a :class:`RetrieverSource` keeps for the operator, newest last.
 DEFAULT_HISTORY_LIMIT = 16
 
@@ -92,7 +97,9 @@ def to_evidence_document(doc: LCDocument, access: Callable[[LCDocument], Access 
 
     ``readable=False`` builds it for a principal who may discover but not read the text: then nothing computed
     comes from the text in the clear. A computed title is the doc_id, and a computed doc_id (``doc-<12 hex>``)
-    and revision (12 hex) are HMAC-SHA256 under ``key`` (required), not the text's plain sha256.
+    and revision (12 hex) are HMAC-SHA256 under ``key`` (required), not the text's plain sha256. A doc_id from the
+    metadata is made a doc_id of :mod:`evidence_lib.ids` by :func:`~evidence_lib.ids.escape_doc_id` (``"my file#2"``
+    becomes ``"my%20file%232"``), so every citation of it parses.
     """
     text = doc.page_content
     if readable:
@@ -102,7 +109,7 @@ def to_evidence_document(doc: LCDocument, access: Callable[[LCDocument], Access 
     else:
         raise ValueError("readable=False needs key (bytes): computed fields of unreadable text are keyed")
     meta = doc.metadata
-    doc_id = str(meta.get("doc_id") or meta.get("id") or doc.id or f"doc-{digest[:12]}")
+    doc_id = escape_doc_id(str(meta.get("doc_id") or meta.get("id") or doc.id or f"doc-{digest[:12]}"))
     title = str(meta.get("title") or (_first_line(text) if readable else "") or doc_id)
     revision = str(meta.get("revision") or digest[:12])
     return Document(doc_id, title, revision, text, access(doc))
@@ -112,13 +119,30 @@ def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
+def _search_defaults(retriever: BaseRetriever) -> dict[str, int]:
+    """The ``k`` (and MMR's ``fetch_k``) a ``VectorStoreRetriever`` asks its store for when ``search_kwargs`` names
+    none: the defaults of the store method its ``search_type`` calls (``k=4`` in langchain-core). Notebook 08."""
+    name = _SEARCH_METHODS.get(getattr(retriever, "search_type", None), "")
+    method = getattr(getattr(retriever, "vectorstore", None), name, None)
+    try:
+        params = inspect.signature(method).parameters
+    except (TypeError, ValueError):  # no vector store, or a method without a signature
+        return {}
+    return {p: params[p].default for p in ("k", "fetch_k") if p in params and _is_count(params[p].default)}
+
+
 def _k_knob(retriever: BaseRetriever) -> tuple[int, Callable[[int], BaseRetriever]] | None:
-    """The retriever's k and a way to make a copy asking for ``n``, or ``None`` when it has no known k."""
+    """The retriever's k and a way to make a copy asking for ``n``, or ``None`` when it has no known k.
+
+    A vector store retriever without a k in its ``search_kwargs`` still asks for one (its store's default): without
+    it, hidden documents that rank first would take every slot (issue 7)."""
     fields = type(retriever).model_fields
     k = getattr(retriever, "k", None) if "k" in fields else None
     if _is_count(k):
         return k, lambda n: retriever.model_copy(update={"k": n})
     kwargs = getattr(retriever, "search_kwargs", None) if "search_kwargs" in fields else None
+    if isinstance(kwargs, dict):
+        kwargs = {**_search_defaults(retriever), **kwargs}
     if isinstance(kwargs, dict) and _is_count(kwargs.get("k")):
         k = kwargs["k"]
 
@@ -198,10 +222,11 @@ class RetrieverSource:
         """The retriever's documents for ``query`` that ``principal`` may discover, in the retriever's order.
 
         :class:`~evidence_lib.retrieval.BM25Retriever` filters before scoring. A retriever with a ``k`` field, or
-        with ``search_kwargs["k"]`` (a ``VectorStoreRetriever``), is asked again through a ``model_copy`` with
-        twice the k until k documents are visible, it returns fewer than asked, or it was asked for
-        ``OVERFETCH_FACTOR`` x k (at most ``MAX_FETCH``); the first k visible ones are kept. Any other retriever
-        is filtered after the fact, so hidden documents may still take its slots.
+        with ``search_kwargs["k"]`` (a ``VectorStoreRetriever``; without one, its store's default k), is asked again
+        through a ``model_copy`` with twice the k until k documents are visible, it returns fewer than asked, or it
+        was asked for ``OVERFETCH_FACTOR`` x k (at most ``MAX_FETCH``); the first k visible ones are kept. Any
+        other retriever is filtered after the fact, so hidden documents may still take its slots; so may more
+        hidden documents than the over-fetch reaches, and an MMR search picks its diverse k among hidden ones too.
         """
         return self._fetch(query, principal)[0]
 

@@ -142,20 +142,23 @@ class EvidenceStore(ABC):
         return self._delete_key(SnapshotKey.checked(tenant, session, query))
 
     def cleanup(self) -> dict[str, int]:
-        """Remove every snapshot, artifact and workspace whose ``expires_at <= now``, and every unpublished snapshot
-        begun :data:`STALE_WRITE` ago or earlier, with its documents and chunks; say how many of each."""
+        """Remove every snapshot, artifact, workspace and task ledger whose ``expires_at <= now``, and every
+        unpublished snapshot begun :data:`STALE_WRITE` ago or earlier, with its documents and chunks; say how many
+        of each."""
         now = self.now_us()
         return self._cleanup(now, now - STALE_WRITE // timedelta(microseconds=1))
 
     def delete_session(self, tenant: str, session: str) -> dict[str, int]:
         """Remove everything one session left: snapshots (published or not), artifacts, ledgers, and the
-        workspace of every user of the session."""
+        workspace of every user of the session, under its own key and under every user's owner-qualified key
+        (:func:`~evidence_lib.store.common.owner_session`: the offload middleware's results and task ledgers)."""
         return self._delete_session(check_text(tenant, "tenant", lo=1, hi=MAX_KEY_CHARS),
                                     check_text(session, "session", lo=1, hi=MAX_KEY_CHARS))
 
     # ledgers and workspaces (their logic lives in store/ledger.py and store/workspace.py) ----------------
-    def ledger(self, tenant: str, session: str, task: str, budget=None):
-        return StoreLedger(self, tenant, session, task, budget)
+    def ledger(self, tenant: str, session: str, task: str, budget=None, *, ttl: timedelta = DEFAULT_TTL):
+        """The task's budget ledger, shared by every worker of the task; it expires ``ttl`` after its last entry."""
+        return StoreLedger(self, tenant, session, task, budget, ttl=ttl)
 
     def workspace(self, principal: Principal, session: str, *, ttl: timedelta = DEFAULT_TTL) -> TaskWorkspace:
         return TaskWorkspace(self, principal, session, ttl=ttl)
@@ -219,11 +222,12 @@ class EvidenceStore(ABC):
     @abstractmethod
     def _documents(self, snap_id: int) -> list[DocRow]: ...
     @abstractmethod
-    def _chunks(self, snap_id: int, doc_no: int, lo: int, hi: int) -> list[tuple[int, str, str]]:
-        """``(chunk_no, body, sha256)`` for chunks ``lo..hi`` (inclusive) of one document, in order."""
-    @abstractmethod
-    def _candidates(self, snap_id: int, term: str) -> Iterable[tuple[int, int]]:
-        """``(doc_no, chunk_no)`` of every chunk whose body contains ``term`` (extra rows are harmless)."""
+    def _reading(self):
+        """A context manager: one read transaction (the memory backend: its lock), yielding a reader with
+        ``published(snap_id)`` (whether the snapshot is still published), ``candidates(snap_id, term)``
+        (``(doc_no, chunk_no)`` of every chunk whose body contains ``term``; extra rows are harmless) and
+        ``chunks(snap_id, spans)`` (``(doc_no, chunk_no, body, sha256)`` of the chunks ``lo..hi`` of each
+        ``(doc_no, lo, hi)``, in one query): what one call of the page-serving path asks at once."""
     @abstractmethod
     def _delete_key(self, key: SnapshotKey) -> bool: ...
     @abstractmethod
@@ -241,18 +245,26 @@ class EvidenceStore(ABC):
     @abstractmethod
     def _delete_artifact(self, tenant: str, session: str, artifact_id: str) -> bool: ...
     @abstractmethod
-    def _ledger_open(self, tenant: str, session: str, task: str, limits: tuple) -> tuple[int, tuple]: ...
+    def _ledger_open(self, tenant: str, session: str, task: str, limits: tuple, now_us: int,
+                     expires_us: int) -> tuple[int, tuple]:
+        """The ledger's id and stored limits, created with ``limits`` if missing (or expired at ``now_us``)."""
     @abstractmethod
     def _ledger_txn(self, lid: int):
-        """A context manager holding the ledger's lock; yields a :class:`LedgerTxn`."""
+        """A context manager holding the ledger's lock; yields a txn with ``counters`` (None: the ledger is gone),
+        ``doc_reads(doc_id)``, ``reads_of(doc_id, sha256)`` and ``write(row, counters, excerpts)``."""
     @abstractmethod
-    def _ledger_counters(self, lid: int) -> dict[str, int]: ...
+    def _ledger_counters(self, lid: int) -> dict[str, int] | None:
+        """The stored counters (and ``expires_us``), or None if the ledger was deleted or cleaned up."""
     @abstractmethod
     def _ledger_entries(self, lid: int) -> list[tuple]: ...
     @abstractmethod
     def _ledger_excerpts(self, lid: int) -> list[tuple]: ...
     @abstractmethod
-    def _ledger_reads(self, lid: int, doc_id: str | None = None) -> list[tuple[str, str, int, int, str]]: ...
+    def _ledger_doc_reads(self, lid: int, doc_id: str) -> int:
+        """Charged page reads of ``doc_id`` (one aggregate)."""
+    @abstractmethod
+    def _ledger_reads_of(self, lid: int, doc_id: str, sha256: str) -> list[tuple[str, str, int, int, str]]:
+        """Every range of these bytes the ledger served, pages and excerpts (coverage is decided on them)."""
     # A workspace is keyed by ``WsKey = (tenant, session, owner)``: the principal's user who opened it.
     @abstractmethod
     def _ws_txn(self, ws: WsKey):

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from ..access import Access, parse_access
 from ..corpus import Document
 from ..errors import EvidenceError
+from ..ids import MAX_DOC_ID_CHARS, check_doc_id
 from ..index import MAX_STORED_BYTES, PREVIEW_CHARS, sha256_hex
 from ..locate import CJK_RANGES, is_cjk
 from ..toolkit import clean_text
@@ -31,7 +32,6 @@ MAX_GRAM_CHARS = 2
 DEFAULT_TTL = timedelta(hours=24)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_KEY_CHARS = 256
-MAX_DOC_ID_CHARS = 128
 MAX_TITLE_CHARS = 4096
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 #: The last representable time (``datetime.max``, in UTC) in microseconds: no expiry lies past it.
@@ -129,6 +129,28 @@ class SnapRow:
     expires_us: int
 
 
+#: The first part of an owner-qualified session key (:func:`owner_session`).
+OWNER_PREFIX = "offload"
+_OWNER_KEY = re.compile(rf"{OWNER_PREFIX}/(\d+):", re.S)
+
+
+def owner_session(session: str, user: str) -> str:
+    """The store session key of ``user``'s own rows in ``session`` (the offload middleware's results and task
+    ledgers, notebook 12): length-prefixed, so no choice of session and user names collides with another
+    (``("a/b", "c")`` and ``("a", "b/c")`` differ)."""
+    return f"{OWNER_PREFIX}/{len(user)}:{user}/{session}"
+
+
+def session_of(key: str) -> str:
+    """The session a stored session key belongs to: ``session`` for :func:`owner_session` ``(session, user)``,
+    else the key itself. :meth:`~evidence_lib.store.EvidenceStore.delete_session` removes both."""
+    m = _OWNER_KEY.match(key)
+    if m is None:
+        return key
+    cut = m.end() + int(m[1])
+    return key[cut + 1:] if key[cut: cut + 1] == "/" else key
+
+
 #: (doc_no, doc_id, title, revision, chars, bytes, sha256, preview, access_json)
 DocRow = tuple[int, str, str, str, int, int, str, str, "str | None"]
 #: (doc_no, chunk_no, body, sha256)
@@ -162,7 +184,7 @@ def document_row(doc_no: int, doc: Any, tenant: str) -> tuple[DocRow, list[Chunk
     """Validate one document and turn it into its row and chunks (nothing is written yet)."""
     if not isinstance(doc, Document):
         raise TypeError("put_snapshot takes evidence_lib.Document objects")
-    doc_id = check_text(doc.doc_id, "doc_id", lo=1, hi=MAX_DOC_ID_CHARS)
+    doc_id = check_doc_id(check_text(doc.doc_id, "doc_id", lo=1, hi=MAX_DOC_ID_CHARS))
     title = check_text(doc.title, "title", hi=MAX_TITLE_CHARS)
     revision = check_text(doc.revision, "revision", hi=MAX_KEY_CHARS)
     text = check_text(doc.text, "text")
@@ -212,5 +234,4 @@ class SnapshotStorage(Protocol):
 
     def now_us(self) -> int: ...
     def _row(self, snap_id: int) -> SnapRow | None: ...
-    def _chunks(self, snap_id: int, doc_no: int, lo: int, hi: int) -> list[tuple[int, str, str]]: ...
-    def _candidates(self, snap_id: int, term: str) -> Any: ...
+    def _reading(self) -> Any: ...

@@ -6,6 +6,11 @@ storage hooks: ``tally`` reads the stored counters, ``locked`` opens one transac
 (SQLite ``BEGIN IMMEDIATE``, i.e. a write lock taken when the transaction begins; PostgreSQL
 ``SELECT ... FOR UPDATE``; a mutex in memory) and ``append`` writes the entry and the new counters in it. So every
 limit is re-checked against the stored counters under the lock: whatever the interleaving, they never pass one.
+
+The counters are kept incrementally in the ledger's row (and a document's reads counted by one aggregate query), so
+a call never reloads the ledger's history: only :attr:`StoreLedger.entries` (reports) reads every entry. A task
+ledger expires ``ttl`` after its last entry (like a workspace): afterwards every call is ``ledger_expired``,
+:meth:`~evidence_lib.store.EvidenceStore.cleanup` removes it, and opening the task again starts a new budget.
 """
 
 from __future__ import annotations
@@ -13,14 +18,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
+from datetime import timedelta
 from typing import Any
 
+from ..errors import EvidenceError
 from ..ledger import Budget, Ledger, LedgerEntry, ReadRecord, Tally
-from .common import MAX_KEY_CHARS, check_int64, check_text
+from ..paging import covering_reads
+from .common import DEFAULT_TTL, MAX_KEY_CHARS, check_int64, check_text, expiry_us, ttl_us
 
 LIMITS = tuple(f.name for f in fields(Budget))
 COUNTERS = ("step", "calls", "chars", "bytes", "tokens", "all_calls", "all_chars", "all_bytes", "all_tokens",
-            "refused")
+            "refused", "expires_us")
 
 
 def budget_limits(budget: Budget) -> tuple[int | None, ...]:
@@ -51,16 +59,20 @@ class _Locked(Tally):
 class StoreLedger(Ledger):
     """The ledger of one task ``(tenant, session, task)``, shared by every worker serving that task.
 
-    The first worker to open it fixes the budget; opening it again with a different budget is an error.
+    The first worker to open it fixes the budget; opening it again with a different budget is an error (unless
+    the stored ledger expired: then it starts anew). It expires ``ttl`` after its last entry.
     """
 
-    def __init__(self, store, tenant: str, session: str, task: str, budget: Budget | None = None) -> None:
+    def __init__(self, store, tenant: str, session: str, task: str, budget: Budget | None = None, *,
+                 ttl: timedelta = DEFAULT_TTL) -> None:
         self.store = store
         self.key = (check_text(tenant, "tenant", lo=1, hi=MAX_KEY_CHARS),
                     check_text(session, "session", lo=1, hi=MAX_KEY_CHARS),
                     check_text(task, "task", lo=1, hi=MAX_KEY_CHARS))
         asked = budget_limits(budget or Budget())
-        self.lid, stored = store._ledger_open(*self.key, asked)
+        now = store.now_us()
+        self.ttl_us = ttl_us(ttl)
+        self.lid, stored = store._ledger_open(*self.key, asked, now, expiry_us(now, ttl))
         if budget is not None and tuple(stored) != asked:
             raise ValueError("this task's ledger already exists with a different budget")
         self.budget = Budget(**dict(zip(LIMITS, stored)))
@@ -84,20 +96,40 @@ class StoreLedger(Ledger):
     def reads(self) -> list[ReadRecord]:
         return [e for x in self.entries if x.charged for e in ((x.read,) if x.read else ()) + x.excerpts]
 
+    def _counters(self, counters: dict[str, int] | None) -> dict[str, int]:
+        """``counters`` if the ledger is still there and alive, else ``ledger_expired`` (deleted or past its TTL)."""
+        if counters is None or counters["expires_us"] <= self.store.now_us():
+            raise EvidenceError("ledger_expired")
+        return counters
+
     def tally(self) -> Tally:
-        c = self.store._ledger_counters(self.lid)
+        """The stored counters (one query); a document's reads and the covering ranges are asked for when needed."""
+        c = self._counters(self.store._ledger_counters(self.lid))
         return Tally(c["step"], c["calls"], c["chars"], c["bytes"], c["tokens"], c["refused"],
-                     lambda doc_id: len(self.store._ledger_reads(self.lid, doc_id)))
+                     lambda doc_id: self.store._ledger_doc_reads(self.lid, doc_id), self.covering)
+
+    def covering(self, doc_id: str, revision: str, sha256: str, start: int, end: int) -> list[tuple[int, int]]:
+        """Earlier reads of the same bytes covering ``[start, end)``: only that document's reads are fetched."""
+        rows = self.store._ledger_reads_of(self.lid, doc_id, sha256)
+        return covering_reads((ReadRecord(*r) for r in rows), doc_id, revision, sha256, start, end) or []
 
     @contextmanager
     def locked(self) -> Iterator[Tally]:
         with self.store._ledger_txn(self.lid) as txn:
-            c = txn.counters
-            yield _Locked(c["step"], c["calls"], c["chars"], c["bytes"], c["tokens"], c["refused"], txn.doc_reads, txn)
+            c = self._counters(txn.counters)
+
+            def covering(doc_id: str, revision: str, sha256: str, start: int, end: int) -> list[tuple[int, int]]:
+                reads = (ReadRecord(*r) for r in txn.reads_of(doc_id, sha256))
+                return covering_reads(reads, doc_id, revision, sha256, start, end) or []
+
+            yield _Locked(c["step"], c["calls"], c["chars"], c["bytes"], c["tokens"], c["refused"], txn.doc_reads,
+                          covering, txn)
 
     def append(self, tally: Tally, entry: LedgerEntry) -> None:
+        """Write ``entry`` and the new counters; the ledger now expires ``ttl`` after this entry."""
         txn = tally.txn  # type: ignore[attr-defined]  # the _Locked tally that locked() yielded
         c = dict(txn.counters)
+        c["expires_us"] = expiry_us(self.store.now_us(), timedelta(microseconds=self.ttl_us))
         c["step"] = entry.step
         for unit in ("chars", "bytes", "tokens"):
             c["all_" + unit] += getattr(entry, unit)
@@ -109,6 +141,6 @@ class StoreLedger(Ledger):
                                         for x in entry.excerpts])
 
     def context(self) -> dict[str, int]:
-        c = self.store._ledger_counters(self.lid)
+        c = self._counters(self.store._ledger_counters(self.lid))
         return {"calls": c["all_calls"], "chars": c["all_chars"], "bytes": c["all_bytes"],
                 "tokens": c["all_tokens"], "refused": c["refused"]}

@@ -15,24 +15,53 @@ from contextlib import contextmanager
 
 from ..errors import EvidenceError
 from .base import EvidenceStore
-from .common import ChunkRow, DocRow, SnapRow, SnapshotKey, WsKey
+from .common import ChunkRow, DocRow, SnapRow, SnapshotKey, WsKey, session_of
+from .ledger import COUNTERS
 
-ZERO = dict.fromkeys(("step", "calls", "chars", "bytes", "tokens", "all_calls", "all_chars", "all_bytes",
-                      "all_tokens", "refused"), 0)
+ZERO = dict.fromkeys(COUNTERS, 0)
+#: What a deleted ledger reads as: no entries (its counters are None: ``ledger_expired``).
+ZERO_LEDGER = {"limits": (), "counters": ZERO, "entries": (), "excerpts": ()}
 
 
 class _LedgerTxn:
-    def __init__(self, ledger: dict) -> None:
+    def __init__(self, ledger: dict | None) -> None:
         self._l = ledger
-        self.counters = dict(ledger["counters"])
+        self.counters = None if ledger is None else dict(ledger["counters"])  # None: deleted or cleaned up
 
     def doc_reads(self, doc_id: str) -> int:
         return sum(1 for r in self._l["entries"] if r[6] and r[7] == doc_id)
+
+    def reads_of(self, doc_id: str, sha256: str) -> list[tuple]:
+        pages = [tuple(r[7:12]) for r in self._l["entries"] if r[6] and r[7] == doc_id and r[11] == sha256]
+        return pages + [tuple(x[1:]) for x in self._l["excerpts"] if x[1] == doc_id and x[5] == sha256]
 
     def write(self, row: tuple, counters: dict, excerpts: list[tuple] = ()) -> None:
         self._l["entries"].append(row)
         self._l["excerpts"].extend(excerpts)
         self._l["counters"] = dict(counters)
+
+
+class _Reader:
+    """What one call of the page-serving path asks, under the store's lock (:meth:`MemoryStore._reading`)."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+
+    def published(self, snap_id: int) -> bool:
+        return self.store._snap_row(snap_id) is not None
+
+    def candidates(self, snap_id: int, term: str) -> list[tuple[int, int]]:
+        """Every chunk holding ``term``: a scan of the snapshot's chunks (no index in memory)."""
+        docs = [d[0] for d in self.store._docs.get(snap_id, ())]
+        return [(d, c) for d in docs for c, (body, _) in self.store._chunk_map.get((snap_id, d), {}).items()
+                if term in body]
+
+    def chunks(self, snap_id: int, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, str, str]]:
+        out = []
+        for d, lo, hi in spans:
+            chunks = self.store._chunk_map.get((snap_id, d), {})
+            out.extend((d, c, *chunks[c]) for c in range(lo, hi + 1) if c in chunks)
+        return out
 
 
 class _WorkspaceTxn:
@@ -134,17 +163,10 @@ class MemoryStore(EvidenceStore):
         with self._lock:
             return list(self._docs.get(snap_id, ()))
 
-    def _chunks(self, snap_id: int, doc_no: int, lo: int, hi: int) -> list[tuple[int, str, str]]:
+    @contextmanager
+    def _reading(self) -> Iterator[_Reader]:
         with self._lock:
-            chunks = self._chunk_map.get((snap_id, doc_no), {})
-            return [(c, *chunks[c]) for c in range(lo, hi + 1) if c in chunks]
-
-    def _candidates(self, snap_id: int, term: str) -> Iterator[tuple[int, int]]:
-        with self._lock:
-            docs = [d[0] for d in self._docs.get(snap_id, ())]
-            found = [(d, c) for d in docs for c, (body, _) in self._chunk_map.get((snap_id, d), {}).items()
-                     if term in body]
-        return iter(found)
+            yield _Reader(self)
 
     def _delete_key(self, key: SnapshotKey) -> bool:
         with self._lock:
@@ -166,20 +188,26 @@ class MemoryStore(EvidenceStore):
             wss = [k for k, w in self._ws.items() if w["state"][1] <= now_us]
             for k in wss:
                 del self._ws[k]
-            return {"snapshots": len(snaps), "artifacts": len(arts), "workspaces": len(wss)}
-
-    def _delete_session(self, tenant: str, session: str) -> dict[str, int]:
-        with self._lock:
-            snaps = [i for i, s in self._snaps.items() if (s["key"].tenant, s["key"].session) == (tenant, session)]
-            for i in snaps:
-                self._drop(i)
-            arts = [k for k in self._artifacts if k[:2] == (tenant, session)]
-            for k in arts:
-                del self._artifacts[k]
-            ledgers = [k for k in self._ledger_ids if k[:2] == (tenant, session)]
+            ledgers = [k for k, lid in self._ledger_ids.items() if self._ledgers[lid]["counters"]["expires_us"] <= now_us]
             for k in ledgers:
                 del self._ledgers[self._ledger_ids.pop(k)]
-            wss = [k for k in self._ws if k[:2] == (tenant, session)]  # every user's workspace of the session
+            return {"snapshots": len(snaps), "artifacts": len(arts), "workspaces": len(wss), "ledgers": len(ledgers)}
+
+    def _delete_session(self, tenant: str, session: str) -> dict[str, int]:
+        def mine(tenant_and_key: tuple) -> bool:  # the session's own key, or one of its owner-qualified keys
+            return tenant_and_key[0] == tenant and session_of(tenant_and_key[1]) == session
+
+        with self._lock:
+            snaps = [i for i, s in self._snaps.items() if mine((s["key"].tenant, s["key"].session))]
+            for i in snaps:
+                self._drop(i)
+            arts = [k for k in self._artifacts if mine(k)]
+            for k in arts:
+                del self._artifacts[k]
+            ledgers = [k for k in self._ledger_ids if mine(k)]
+            for k in ledgers:
+                del self._ledgers[self._ledger_ids.pop(k)]
+            wss = [k for k in self._ws if mine(k)]  # every user's workspace of the session
             for k in wss:
                 del self._ws[k]
             return {"snapshots": len(snaps), "artifacts": len(arts), "ledgers": len(ledgers), "workspaces": len(wss)}
@@ -209,37 +237,46 @@ class MemoryStore(EvidenceStore):
             return self._artifacts.pop((tenant, session, artifact_id), None) is not None
 
     # -- ledgers ---------------------------------------------------------------------------------------
-    def _ledger_open(self, tenant: str, session: str, task: str, limits: tuple) -> tuple[int, tuple]:
+    def _ledger_open(self, tenant: str, session: str, task: str, limits: tuple, now_us: int,
+                     expires_us: int) -> tuple[int, tuple]:
         with self._lock:
             key = (tenant, session, task)
+            old = self._ledger_ids.get(key)
+            if old is not None and self._ledgers[old]["counters"]["expires_us"] <= now_us:  # expired: start anew
+                del self._ledgers[self._ledger_ids.pop(key)]
             if key not in self._ledger_ids:
                 lid = next(self._ids)
                 self._ledger_ids[key] = lid
-                self._ledgers[lid] = {"limits": limits, "counters": dict(ZERO), "entries": [], "excerpts": []}
+                self._ledgers[lid] = {"limits": limits, "counters": {**ZERO, "expires_us": expires_us},
+                                      "entries": [], "excerpts": []}
             lid = self._ledger_ids[key]
             return lid, self._ledgers[lid]["limits"]
 
     @contextmanager
     def _ledger_txn(self, lid: int):
         with self._lock:
-            yield _LedgerTxn(self._ledgers[lid])
+            yield _LedgerTxn(self._ledgers.get(lid))
 
-    def _ledger_counters(self, lid: int) -> dict[str, int]:
+    def _ledger_counters(self, lid: int) -> dict[str, int] | None:
         with self._lock:
-            return dict(self._ledgers[lid]["counters"])
+            ledger = self._ledgers.get(lid)
+            return None if ledger is None else dict(ledger["counters"])
 
     def _ledger_entries(self, lid: int) -> list[tuple]:
         with self._lock:
-            return list(self._ledgers[lid]["entries"])
+            return list(self._ledgers.get(lid, ZERO_LEDGER)["entries"])
 
     def _ledger_excerpts(self, lid: int) -> list[tuple]:
         with self._lock:
-            return list(self._ledgers[lid]["excerpts"])
+            return list(self._ledgers.get(lid, ZERO_LEDGER)["excerpts"])
 
-    def _ledger_reads(self, lid: int, doc_id: str | None = None) -> list[tuple[str, str, int, int, str]]:
+    def _ledger_doc_reads(self, lid: int, doc_id: str) -> int:
         with self._lock:
-            return [tuple(r[7:12]) for r in self._ledgers[lid]["entries"]
-                    if r[6] and r[7] is not None and (doc_id is None or r[7] == doc_id)]
+            return _LedgerTxn(self._ledgers.get(lid, ZERO_LEDGER)).doc_reads(doc_id)
+
+    def _ledger_reads_of(self, lid: int, doc_id: str, sha256: str) -> list[tuple[str, str, int, int, str]]:
+        with self._lock:
+            return _LedgerTxn(self._ledgers.get(lid, ZERO_LEDGER)).reads_of(doc_id, sha256)
 
     # -- workspaces ------------------------------------------------------------------------------------
     @contextmanager

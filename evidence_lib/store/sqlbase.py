@@ -15,11 +15,8 @@ from typing import Any
 
 from ..errors import EvidenceError
 from .base import EvidenceStore
-from .common import GRAM_RANGES_ID, ChunkRow, DocRow, SnapRow, SnapshotKey, WsKey
-
-COUNTERS = ("step", "calls", "chars", "bytes", "tokens", "all_calls", "all_chars", "all_bytes", "all_tokens",
-            "refused")
-LIMITS = ("max_calls", "max_chars", "max_bytes", "max_tokens", "max_reads_per_doc", "max_refusals")
+from .common import GRAM_RANGES_ID, MAX_US, OWNER_PREFIX, ChunkRow, DocRow, SnapRow, SnapshotKey, WsKey, session_of
+from .ledger import COUNTERS, LIMITS
 ENTRY_COLUMNS = ("step, tool, status, chars, bytes, tokens, charged, read_doc_id, read_revision, read_start, "
                  "read_end, read_sha256, reason, covered_doc_id, covered_start, covered_end")
 SNAP = "SELECT snap_id, tenant, sess, query, created_us, expires_us FROM snapshots "
@@ -52,14 +49,35 @@ class Q:
             self.cursor.executemany(sql.replace("?", "%s") if self.rewrite else sql, rows)
 
 
+#: The tables holding a session's rows, keyed by (tenant, sess).
+SESSION_TABLES = ("snapshots", "artifacts", "ledgers", "workspaces")
+
+
+def _doc_reads(q: Q, lid: int, doc_id: str) -> int:
+    """Charged page reads of ``doc_id`` in ledger ``lid``: one aggregate, never the history."""
+    return int(q.one("SELECT count(*) FROM ledger_entries WHERE lid = ? AND charged = 1 AND read_doc_id = ?",
+                     (lid, doc_id))[0])
+
+
+def _reads_of(q: Q, lid: int, doc_id: str, sha256: str) -> list[tuple]:
+    """``(doc_id, revision, start, end, sha256)`` of every range of these bytes ledger ``lid`` served (pages and
+    excerpts): what coverage is decided on, and nothing of the other documents."""
+    return [tuple(r) for r in q.all(
+        "SELECT read_doc_id, read_revision, read_start, read_end, read_sha256 FROM ledger_entries WHERE lid = ? "
+        "AND charged = 1 AND read_doc_id = ? AND read_sha256 = ? UNION ALL SELECT doc_id, revision, start_at, end_at, "
+        "sha256 FROM ledger_excerpts WHERE lid = ? AND doc_id = ? AND sha256 = ?", (lid, doc_id, sha256) * 2)]
+
+
 class _LedgerTxn:
-    def __init__(self, q: Q, lid: int, row: tuple) -> None:
+    def __init__(self, q: Q, lid: int, row: tuple | None) -> None:
         self.q, self.lid = q, lid
-        self.counters = dict(zip(COUNTERS, row))
+        self.counters = None if row is None else dict(zip(COUNTERS, row))  # None: deleted or cleaned up
 
     def doc_reads(self, doc_id: str) -> int:
-        return self.q.one("SELECT count(*) FROM ledger_entries WHERE lid = ? AND charged = 1 AND read_doc_id = ?",
-                          (self.lid, doc_id))[0]
+        return _doc_reads(self.q, self.lid, doc_id)
+
+    def reads_of(self, doc_id: str, sha256: str) -> list[tuple]:
+        return _reads_of(self.q, self.lid, doc_id, sha256)
 
     def write(self, row: tuple, counters: dict, excerpts: list[tuple] = ()) -> None:
         self.q(f"INSERT INTO ledger_entries (lid, {ENTRY_COLUMNS}) VALUES (?{', ?' * 16})", (self.lid, *row))
@@ -67,6 +85,28 @@ class _LedgerTxn:
                     "VALUES (?, ?, ?, ?, ?, ?, ?)", [(self.lid, *x) for x in excerpts])
         self.q("UPDATE ledgers SET " + ", ".join(f"{c} = ?" for c in COUNTERS) + " WHERE lid = ?",
                (*(counters[c] for c in COUNTERS), self.lid))
+
+
+class _Reader:
+    """One read transaction of the page-serving path (:meth:`SQLStore._reading`)."""
+
+    def __init__(self, store: SQLStore, q: Q) -> None:
+        self.store, self.q = store, q
+
+    def published(self, snap_id: int) -> bool:
+        return self.q.one("SELECT 1 FROM snapshots WHERE snap_id = ? AND ready = 1", (snap_id,)) is not None
+
+    def candidates(self, snap_id: int, term: str) -> list[tuple[int, int]]:
+        return [tuple(r) for r in self.store._candidates(self.q, snap_id, term)]  # type: ignore[misc]
+
+    def chunks(self, snap_id: int, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, str, str]]:
+        """The chunks of every ``(doc_no, lo, hi)`` span in one statement."""
+        if not spans:
+            return []
+        where = " OR ".join(["(doc_no = ? AND chunk_no BETWEEN ? AND ?)"] * len(spans))
+        return [tuple(r) for r in self.q.all(  # type: ignore[misc]
+            f"SELECT doc_no, chunk_no, body, sha256 FROM chunks WHERE snap_id = ? AND ({where})",
+            (snap_id, *(x for span in spans for x in span)))]
 
 
 class _WorkspaceTxn:
@@ -98,6 +138,15 @@ class _WorkspaceTxn:
 
 class SQLStore(EvidenceStore):
     """The shared SQL; subclasses provide ``_tx``, ``_lock_key``, ``FOR_UPDATE`` and ``_candidates``."""
+
+    def _candidates(self, q: Q, snap_id: int, term: str) -> list:  # pragma: no cover - abstract
+        """``(doc_no, chunk_no)`` of every chunk of the snapshot whose body contains ``term``, inside ``q``."""
+        raise NotImplementedError
+
+    @contextmanager
+    def _reading(self):
+        with self._tx() as q:
+            yield _Reader(self, q)
 
     FOR_UPDATE = ""
     REWRITE = False
@@ -203,11 +252,6 @@ class SQLStore(EvidenceStore):
             "SELECT doc_no, doc_id, title, revision, chars, bytes, sha256, preview, access FROM documents "
             "WHERE snap_id = ? ORDER BY doc_no", (snap_id,))]
 
-    def _chunks(self, snap_id: int, doc_no: int, lo: int, hi: int) -> list[tuple[int, str, str]]:
-        return [tuple(r) for r in self._all(  # type: ignore[misc]
-            "SELECT chunk_no, body, sha256 FROM chunks WHERE snap_id = ? AND doc_no = ? AND chunk_no BETWEEN ? AND ? "
-            "ORDER BY chunk_no", (snap_id, doc_no, lo, hi))]
-
     def _delete_key(self, key: SnapshotKey) -> bool:
         with self._tx(write=True) as q:
             row = q.one("SELECT snap_id FROM snapshots WHERE tenant = ? AND sess = ? AND query = ? AND ready = 1",
@@ -229,7 +273,10 @@ class SQLStore(EvidenceStore):
             for key in wss:
                 q(f"DELETE FROM workspace_files WHERE {WS}", tuple(key))
                 q(f"DELETE FROM workspaces WHERE {WS}", tuple(key))
-        return {"snapshots": dropped, "artifacts": arts, "workspaces": len(wss)}
+            lids = q.all("SELECT lid FROM ledgers WHERE expires_us <= ?", (now_us,))
+            for (lid,) in lids:
+                self._drop_ledger(q, lid)
+        return {"snapshots": dropped, "artifacts": arts, "workspaces": len(wss), "ledgers": len(lids)}
 
     def _stats(self) -> dict[str, int]:
         with self._tx() as q:
@@ -242,21 +289,31 @@ class SQLStore(EvidenceStore):
                     "workspaces": one("SELECT count(*) FROM workspaces"),
                     "workspace_files": one("SELECT count(*) FROM workspace_files")}
 
+    def _session_keys(self, q: Q, tenant: str, session: str) -> list[str]:
+        """The stored session keys of ``session``: itself and its owner-qualified keys (:func:`session_of`)."""
+        owned = "sess = ? OR sess LIKE ? ESCAPE '\\'"
+        pattern = f"{OWNER_PREFIX}/%/" + session.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        sql = " UNION ".join(f"SELECT sess FROM {t} WHERE tenant = ? AND ({owned})" for t in SESSION_TABLES)
+        return sorted({k for (k,) in q.all(sql, (tenant, session, pattern) * len(SESSION_TABLES))
+                       if session_of(k) == session})
+
     def _delete_session(self, tenant: str, session: str) -> dict[str, int]:
-        key = (tenant, session)
+        gone = dict.fromkeys(("snapshots", "artifacts", "ledgers", "workspaces"), 0)
         with self._tx(write=True) as q:
-            snaps = q.all("SELECT snap_id FROM snapshots WHERE tenant = ? AND sess = ?", key)
-            for (snap_id,) in snaps:
-                self._drop(q, snap_id)
-            arts = q("DELETE FROM artifacts WHERE tenant = ? AND sess = ?", key).rowcount
-            lids = q.all("SELECT lid FROM ledgers WHERE tenant = ? AND sess = ?", key)
-            for (lid,) in lids:
-                q("DELETE FROM ledger_excerpts WHERE lid = ?", (lid,))
-                q("DELETE FROM ledger_entries WHERE lid = ?", (lid,))
-                q("DELETE FROM ledgers WHERE lid = ?", (lid,))
-            q("DELETE FROM workspace_files WHERE tenant = ? AND sess = ?", key)  # every user's workspace
-            ws = q("DELETE FROM workspaces WHERE tenant = ? AND sess = ?", key).rowcount
-        return {"snapshots": len(snaps), "artifacts": arts, "ledgers": len(lids), "workspaces": ws}
+            for sess in self._session_keys(q, tenant, session):
+                key = (tenant, sess)
+                snaps = q.all("SELECT snap_id FROM snapshots WHERE tenant = ? AND sess = ?", key)
+                for (snap_id,) in snaps:
+                    self._drop(q, snap_id)
+                lids = q.all("SELECT lid FROM ledgers WHERE tenant = ? AND sess = ?", key)
+                for (lid,) in lids:
+                    self._drop_ledger(q, lid)
+                q("DELETE FROM workspace_files WHERE tenant = ? AND sess = ?", key)  # every user's workspace
+                gone["snapshots"] += len(snaps)
+                gone["ledgers"] += len(lids)
+                gone["artifacts"] += q("DELETE FROM artifacts WHERE tenant = ? AND sess = ?", key).rowcount
+                gone["workspaces"] += q("DELETE FROM workspaces WHERE tenant = ? AND sess = ?", key).rowcount
+        return gone
 
     # -- artifacts -------------------------------------------------------------------------------------
     def _put_artifact(self, row: tuple) -> None:
@@ -275,23 +332,44 @@ class SQLStore(EvidenceStore):
                      (tenant, session, artifact_id)).rowcount > 0
 
     # -- ledgers ---------------------------------------------------------------------------------------
-    def _ledger_open(self, tenant: str, session: str, task: str, limits: tuple) -> tuple[int, tuple]:
+    @staticmethod
+    def _drop_ledger(q: Q, lid: int) -> None:
+        q("DELETE FROM ledger_excerpts WHERE lid = ?", (lid,))
+        q("DELETE FROM ledger_entries WHERE lid = ?", (lid,))
+        q("DELETE FROM ledgers WHERE lid = ?", (lid,))
+
+    def _ledger_open(self, tenant: str, session: str, task: str, limits: tuple, now_us: int,
+                     expires_us: int) -> tuple[int, tuple]:
+        key = (tenant, session, task)
         with self._tx(write=True) as q:
-            q(f"INSERT INTO ledgers (tenant, sess, task, {', '.join(LIMITS)}, {', '.join(COUNTERS)}) VALUES "
-              f"(?, ?, ?{', ?' * len(LIMITS)}{', 0' * len(COUNTERS)}) ON CONFLICT (tenant, sess, task) DO NOTHING",
-              (tenant, session, task, *limits))
-            row = q.one(f"SELECT lid, {', '.join(LIMITS)} FROM ledgers WHERE tenant = ? AND sess = ? AND task = ?",
-                        (tenant, session, task))
+            old = q.one(f"SELECT lid FROM ledgers WHERE tenant = ? AND sess = ? AND task = ? AND expires_us <= ?"
+                        f"{self.FOR_UPDATE}", (*key, now_us))
+            if old is not None:  # expired: the task starts anew
+                self._drop_ledger(q, old[0])
+            counters = ", ".join(c for c in COUNTERS if c != "expires_us")
+            q(f"INSERT INTO ledgers (tenant, sess, task, {', '.join(LIMITS)}, {counters}, expires_us) VALUES "
+              f"(?, ?, ?{', ?' * len(LIMITS)}{', 0' * (len(COUNTERS) - 1)}, ?) "
+              "ON CONFLICT (tenant, sess, task) DO NOTHING", (*key, *limits, expires_us))
+            row = q.one(f"SELECT lid, {', '.join(LIMITS)} FROM ledgers WHERE tenant = ? AND sess = ? AND task = ?", key)
         return row[0], tuple(row[1:])
 
     @contextmanager
     def _ledger_txn(self, lid: int):
         with self._tx(write=True) as q:
             row = q.one(f"SELECT {', '.join(COUNTERS)} FROM ledgers WHERE lid = ?{self.FOR_UPDATE}", (lid,))
-            yield _LedgerTxn(q, lid, tuple(row))
+            yield _LedgerTxn(q, lid, None if row is None else tuple(row))
 
-    def _ledger_counters(self, lid: int) -> dict[str, int]:
-        return dict(zip(COUNTERS, self._one(f"SELECT {', '.join(COUNTERS)} FROM ledgers WHERE lid = ?", (lid,))))
+    def _ledger_counters(self, lid: int) -> dict[str, int] | None:
+        row = self._one(f"SELECT {', '.join(COUNTERS)} FROM ledgers WHERE lid = ?", (lid,))
+        return None if row is None else dict(zip(COUNTERS, row))
+
+    def _ledger_doc_reads(self, lid: int, doc_id: str) -> int:
+        with self._tx() as q:
+            return _doc_reads(q, lid, doc_id)
+
+    def _ledger_reads_of(self, lid: int, doc_id: str, sha256: str) -> list[tuple]:
+        with self._tx() as q:
+            return _reads_of(q, lid, doc_id, sha256)
 
     def _ledger_entries(self, lid: int) -> list[tuple]:
         return [tuple(r) for r in self._all(f"SELECT {ENTRY_COLUMNS} FROM ledger_entries WHERE lid = ? ORDER BY step",
@@ -300,14 +378,6 @@ class SQLStore(EvidenceStore):
     def _ledger_excerpts(self, lid: int) -> list[tuple]:
         return [tuple(r) for r in self._all("SELECT step, doc_id, revision, start_at, end_at, sha256 FROM "
                                             "ledger_excerpts WHERE lid = ? ORDER BY step, start_at", (lid,))]
-
-    def _ledger_reads(self, lid: int, doc_id: str | None = None) -> list[tuple[str, str, int, int, str]]:
-        sql = ("SELECT read_doc_id, read_revision, read_start, read_end, read_sha256 FROM ledger_entries "
-               "WHERE lid = ? AND charged = 1 AND read_doc_id IS NOT NULL")
-        params: tuple = (lid,)
-        if doc_id is not None:
-            sql, params = sql + " AND read_doc_id = ?", (lid, doc_id)
-        return [tuple(r) for r in self._all(sql + " ORDER BY step", params)]  # type: ignore[misc]
 
     # -- workspaces ------------------------------------------------------------------------------------
     @contextmanager
@@ -330,10 +400,13 @@ class SQLStore(EvidenceStore):
         return None if row is None else tuple(row)
 
 
-SCHEMA_VERSION = "4"  # 2: snapshot-scoped locate indexes (chunk id ranges in SQLite, (snap_id, body) GIN); 3: ledger
+SCHEMA_VERSION = "5"  # 2: snapshot-scoped locate indexes (chunk id ranges in SQLite, (snap_id, body) GIN); 3: ledger
 #                       excerpts (the text a compact locate served is a read, as in the in-memory ledger), and a
 #                       workspace is one principal's, keyed by (tenant, session, owner); 4: CJK gram postings for
-#                       1- and 2-character CJK terms (SQLite: the chunk_grams table; PostgreSQL: chunks_snap_grams)
+#                       1- and 2-character CJK terms (SQLite: the chunk_grams table; PostgreSQL: chunks_snap_grams);
+#                       5: task ledgers expire (ledgers.expires_us; migrated from 4 by MIGRATIONS)
+#: Migrations as code: the statements taking a store of the key's version to the next one (run in order).
+MIGRATIONS = {"4": [f"ALTER TABLE ledgers ADD COLUMN expires_us BIGINT NOT NULL DEFAULT {MAX_US}"]}
 
 
 def schema(id_column: str) -> list[str]:
@@ -364,6 +437,7 @@ def schema(id_column: str) -> list[str]:
         "CREATE TABLE IF NOT EXISTS ledger_excerpts (lid BIGINT NOT NULL, step BIGINT NOT NULL, doc_id TEXT NOT NULL, "
         "revision TEXT NOT NULL, start_at BIGINT NOT NULL, end_at BIGINT NOT NULL, sha256 TEXT NOT NULL)",
         "CREATE INDEX IF NOT EXISTS ledger_excerpts_lid ON ledger_excerpts (lid, step)",
+        "CREATE INDEX IF NOT EXISTS ledgers_expiry ON ledgers (expires_us)",
         # A workspace is one principal's: (tenant, session, owner). The session comes before the owner in the keys,
         # so delete_session finds every user's workspace of a session through the primary key.
         "CREATE TABLE IF NOT EXISTS workspaces (tenant TEXT NOT NULL, sess TEXT NOT NULL, owner TEXT NOT NULL, "
@@ -386,12 +460,18 @@ def migrate(q: Q, statements: list[str]) -> None:
     other ranges would miss the characters this library calls CJK and the others do not."""
     q(statements[0])  # store_meta
     row = q.one("SELECT value FROM store_meta WHERE key = 'schema_version'")
-    if row is not None and row[0] != SCHEMA_VERSION:
+    if row is not None and row[0] != SCHEMA_VERSION and row[0] not in MIGRATIONS:
         raise RuntimeError(f"store schema version {row[0]} is not {SCHEMA_VERSION}: migrate it first")
     ranges = q.one("SELECT value FROM store_meta WHERE key = 'cjk_gram_ranges'")
     if row is not None and (ranges is None or ranges[0] != GRAM_RANGES_ID):
         raise RuntimeError(f"store gram postings were built for other CJK gram ranges ({ranges and ranges[0]}, not "
                            f"{GRAM_RANGES_ID}): rebuild them first")
+    version = row and row[0]
+    while version in MIGRATIONS:  # a ledger migrated from 4 expires TTL after its next entry
+        for sql in MIGRATIONS[version]:
+            q(sql)
+        version = str(int(version) + 1)
+        q("UPDATE store_meta SET value = ? WHERE key = 'schema_version'", (version,))
     for sql in statements[1:]:
         q(sql)
     if row is None:

@@ -1,7 +1,8 @@
 """The SQLite backend: the embedded default, one file, nothing to install. Notebook 11.
 
 Connection policy, stated once: autocommit mode with explicit transactions (``BEGIN IMMEDIATE`` for every
-write, so a writer takes the lock up front and waits ``busy_timeout`` for it instead of failing half-way),
+write, so a writer takes the lock up front and waits ``busy_timeout`` for it instead of failing half-way; a store call
+made inside a transaction of the same thread joins it),
 ``journal_mode=WAL`` (readers never block the writer and see the last committed state), ``synchronous=FULL``.
 Several processes may open the same file; each opens its own connection.
 
@@ -95,6 +96,9 @@ class SQLiteStore(SQLStore):
     @contextmanager
     def _tx(self, write: bool = False):
         with self._lock:
+            if self._conn.in_transaction:  # called inside this thread's own transaction (a read served while a
+                yield Q(self._conn.cursor(), rewrite=False)  # ledger charges it): it joins, as PostgreSQL's does
+                return
             self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield Q(self._conn.cursor(), rewrite=False)
@@ -152,12 +156,12 @@ class SQLiteStore(SQLStore):
     def _count_grams(self, q: Q) -> int:
         return int(q.one("SELECT count(*) FROM chunk_grams_postings")[0])
 
-    def _candidates(self, snap_id: int, term: str) -> Iterable[tuple[int, int]]:
+    def _candidates(self, q: Q, snap_id: int, term: str) -> list:
         if gram_term(term):
             # The chunks holding this CJK unigram or bigram, inside the snapshot's rowid range (as for trigrams);
             # the ascii tokenizer takes the whole quoted term as one token.
             lo, hi = self._chunk_range(snap_id)
-            return self._all("SELECT c.doc_no, c.chunk_no FROM chunk_grams CROSS JOIN chunks c "
+            return q.all("SELECT c.doc_no, c.chunk_no FROM chunk_grams CROSS JOIN chunks c "
                              "ON c.chunk_id = chunk_grams.rowid WHERE chunk_grams MATCH ? "
                              "AND chunk_grams.rowid BETWEEN ? AND ? AND c.snap_id = ?",
                              (f'"{term}"', lo, hi, snap_id))
@@ -166,11 +170,11 @@ class SQLiteStore(SQLStore):
             # CROSS JOIN pins the order: FTS first. Left to itself the planner walks the snapshot's chunks and
             # probes FTS5 once per chunk (measured: 2 s instead of 0.3 ms on 30 MB).
             lo, hi = self._chunk_range(snap_id)
-            return self._all("SELECT c.doc_no, c.chunk_no FROM chunks_fts CROSS JOIN chunks c "
+            return q.all("SELECT c.doc_no, c.chunk_no FROM chunks_fts CROSS JOIN chunks c "
                              "ON c.chunk_id = chunks_fts.rowid WHERE chunks_fts.body GLOB ? "
                              "AND chunks_fts.rowid BETWEEN ? AND ? AND c.snap_id = ?",
                              (f"*{term}*", lo, hi, snap_id))
-        return self._all("SELECT doc_no, chunk_no FROM chunks WHERE snap_id = ? AND instr(body, ?) > 0",
+        return q.all("SELECT doc_no, chunk_no FROM chunks WHERE snap_id = ? AND instr(body, ?) > 0",
                          (snap_id, term))
 
     def index_size(self) -> dict[str, int]:

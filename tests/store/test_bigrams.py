@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evidence_lib import Document, EvidenceError, LocateOptions
 from evidence_lib.locate import find as scan_find, is_cjk
-from evidence_lib.store import CHUNK_CHARS, OVERLAP_CHARS
+from evidence_lib.store import CHUNK_CHARS, OVERLAP_CHARS, StoreSnapshot
 from evidence_lib.store.common import chunk_rows
+from evidence_lib.store.sqlbase import SCHEMA_VERSION
 
 from .storekit import auto_explain, nodes, open_spec, raw_sql, sqlite_steps, tamper
 
@@ -264,7 +265,7 @@ def test_a_store_without_gram_postings_is_refused_and_left_as_it_was(spec, estor
     estore.close()
     with raw_sql(spec) as conn:
         conn.execute("UPDATE store_meta SET value = '3' WHERE key = 'schema_version'")
-    with pytest.raises(RuntimeError, match="schema version 3 is not 4: migrate it first"):
+    with pytest.raises(RuntimeError, match=f"schema version 3 is not {SCHEMA_VERSION}: migrate it first"):
         open_spec(spec, clock)
     with raw_sql(spec) as conn:
         assert conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()[0] == "3"
@@ -353,9 +354,9 @@ def test_a_wrapped_cjk_locate_reads_only_the_documents_holding_every_piece(estor
     docs[4] = Document("d4", "t", "r1", docs[4].text + "上")  # one piece only: a candidate no index can rule out
     snap = estore.put_snapshot(*KEY, docs)
     read: list[int] = []
-    real = estore._chunks
-    monkeypatch.setattr(estore, "_chunks", lambda snap_id, doc_no, lo, hi: read.append(doc_no) or
-                        real(snap_id, doc_no, lo, hi))
+    real = StoreSnapshot._keep  # every chunk a snapshot fetches is verified and kept there
+    monkeypatch.setattr(StoreSnapshot, "_keep", lambda self, call, rows: real(self, call, rows := list(rows))
+                        or read.extend(r[0] for r in rows))
     ids = [d.doc_id for d in docs]
     hits = list(snap.find("上限", ids, options=LocateOptions(wrapped=True)))
     assert hits == [("d2", docs[2].text.index("上\n"))]

@@ -153,6 +153,9 @@ class EvidenceTool(StructuredTool):
     on_refusal: Callable[[str, EvidenceError], None] | None = None
     #: Runs before the arguments are checked and may refuse the call (e.g. a ledger's refusal cap).
     before_call: Callable[[], None] | None = None
+    #: The state the body works on (``evidence_tools``' session: source, principal, ledger), so that a caller may
+    #: fetch a message's pages ahead in parallel (the agent loop, notebook 09); ``None`` for other tools.
+    session: Any = None
 
     def _checked(self, tool_input: Any) -> dict[str, Any]:
         schema = self.args_schema if isinstance(self.args_schema, type) else None

@@ -12,15 +12,19 @@ missing, duplicate or unstorable ids (a NUL or a lone surrogate) and oversized b
 replaced in the ``AIMessage`` too (``loop-{turn}-{position}``, deterministic and unique), so every call in the
 history is answered by a ``ToolMessage`` with its own id. Stop reasons are :data:`evidence_lib.errors.LOOP_STOP_REASONS`;
 the loop's own budget refusals carry the reasons ``calls_per_message`` and ``loop_stopped``
-(:data:`evidence_lib.errors.BUDGET_REASONS`). Several read-only calls in one message run concurrently; their
-bookkeeping (the shared ledger) still runs in call order, so results are the same as sequentially.
+(:data:`evidence_lib.errors.BUDGET_REASONS`).
+
+Several read-only calls in one message run concurrently, at most ``LoopRules.max_workers`` at a time: the blocking
+part of a ``read_evidence`` call, the source's text read, is fetched ahead in worker threads; then every call runs in
+call order (checks, ledger charges, rendering) and is served the page fetched for it, so the replies and the ledger
+are byte for byte those of a sequential run. A message with any other call (a write) runs sequentially.
 """
 
 from __future__ import annotations
 
-import threading
+import copy
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,13 +33,15 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.tools import BaseTool
 
 from ..errors import LOOP_STOP_REASONS, EvidenceError
+from ..index import IndexEntry, Snapshot
 from ..toolkit import clean_text, refusal_message, run_tool_call
+from ..tools import BODY_HOOK, read_page
 from .history import Step, steps, text_of
 from .models import TASK_WIDE
 from .prompt import SYSTEM_PROMPT
 
-__all__ = ["LOOP_STOP_REASONS", "READ_ONLY_TOOLS", "LoopResult", "LoopRules", "evidence_found", "run_loop",
-           "sleep_latency", "stop_rule"]
+__all__ = ["LOOP_STOP_REASONS", "READ_ONLY_TOOLS", "LoopResult", "LoopRules", "SlowIndex", "evidence_found",
+           "run_loop", "sleep_latency", "stop_rule"]
 
 #: The evidence tools change nothing but the ledger: safe to run side by side.
 READ_ONLY_TOOLS = frozenset({"search_evidence", "locate_evidence", "read_evidence"})
@@ -77,21 +83,98 @@ def sleep_latency(seconds: float, sleep: Callable[[float], None] = time.sleep) -
     return wait
 
 
-class _InOrder:
-    """Lets job ``i`` into its critical section only after job ``i - 1`` left it."""
+class SlowIndex:
+    """An index whose document reads (``text``, ``snapshot``) first block for ``seconds``: a remote source's round
+    trip, to measure what :func:`run_loop`'s parallel reads save (notebook 09, ``bench/bench_loop_parallel.py``)."""
+
+    def __init__(self, index: Any, seconds: float, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.index, self.seconds, self.sleep = index, seconds, sleep
+
+    def visible(self, principal: Any = None, action: Any = "discover") -> list[IndexEntry]:
+        return self.index.visible(principal, action)
+
+    def entry(self, doc_id: str, principal: Any = None, action: Any = "read") -> IndexEntry:
+        return self.index.entry(doc_id, principal, action)
+
+    def snapshot(self, doc_id: str, principal: Any = None) -> Snapshot:
+        self.sleep(self.seconds)
+        return self.index.snapshot(doc_id, principal)
+
+    def text(self, doc_id: str, principal: Any = None, start: int = 0, end: int | None = None) -> str:
+        self.sleep(self.seconds)
+        return self.index.text(doc_id, principal, start, end)
+
+    def find(self, term: str, doc_ids: Iterable[str], principal: Any = None, *, first_only: bool = False,
+             options: Any = None) -> Iterator[tuple[str, int]]:
+        return self.index.find(term, doc_ids, principal, first_only=first_only, options=options)
+
+
+class _Fetched:
+    """One message's pages, fetched ahead: each text range by (index, doc_id, principal, start, end), the index
+    and the principal by identity."""
 
     def __init__(self) -> None:
-        self.next, self.cv = 0, threading.Condition()
+        self.texts: dict[tuple, str] = {}
+        self.alive: dict[int, Any] = {}  # the indexes and principals keyed by id, kept for the message
 
-    def run(self, i: int, fn: Callable[[], ToolMessage]) -> ToolMessage:
-        with self.cv:
-            self.cv.wait_for(lambda: self.next == i)
+    def key(self, index: Any, doc_id: str, principal: Any, start: int, end: int | None) -> tuple:
+        self.alive[id(index)], self.alive[id(principal)] = index, principal
+        return id(index), doc_id, id(principal), start, end
+
+
+class _View:
+    """An index seen through :class:`_Fetched`: ``text`` records what it reads (ahead) or serves what was read (in
+    call order); everything else is the index's own."""
+
+    def __init__(self, index: Any, fetched: _Fetched, record: bool) -> None:
+        self._index, self._fetched, self._record = index, fetched, record
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._index, name)
+
+    def text(self, doc_id: str, principal: Any = None, start: int = 0, end: int | None = None) -> str:
+        key = self._fetched.key(self._index, doc_id, principal, start, end)
+        if not self._record and key in self._fetched.texts:
+            return self._fetched.texts[key]
+        text = self._index.text(doc_id, principal, start, end)
+        if self._record:
+            self._fetched.texts[key] = text
+        return text
+
+
+def _wait(latency: Callable[[Mapping[str, Any]], None] | None, call: Mapping[str, Any]) -> None:
+    """Run the injected latency hook; a failing hook must not break the loop."""
+    if latency is not None:
         try:
-            return fn()
-        finally:
-            with self.cv:
-                self.next += 1
-                self.cv.notify_all()
+            latency(call)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _fetch_ahead(tool: BaseTool | None, call: Mapping[str, Any], fetched: _Fetched) -> None:
+    """The blocking part of a ``read_evidence`` call, its page of the source, read into ``fetched``: no ledger, no
+    rendering. A call the tool would refuse fetches nothing (it is refused in call order)."""
+    session = getattr(tool, "session", None)
+    if tool is None or session is None or tool.name != "read_evidence" or not isinstance(tool.args_schema, type):
+        return
+    try:
+        args = tool.args_schema.model_validate(call.get("args"))
+        read_page(_View(session.index, fetched, record=True), args.doc_id, args.offset, args.limit, session.principal)
+    except Exception:  # noqa: BLE001 - the in-order run meets the same error and refuses the call
+        pass
+
+
+def _served(fetched: _Fetched) -> Callable[[Any, str, Callable[..., str], tuple], str]:
+    """The tools' body hook for the in-order run: a read runs on a copy of its session whose index serves the
+    fetched pages (a read changes nothing on the session but the ledger and, in place, the revisions shown); its
+    handle cache starts empty, since the copy's index is a new object. Other bodies run as they are."""
+    def hook(session: Any, tool: str, body: Callable[..., str], args: tuple) -> str:
+        if tool != "read_evidence":
+            return body(*args)
+        ahead = copy.copy(session)
+        ahead.index, ahead.handles = _View(session.index, fetched, record=False), {}
+        return body.__func__(ahead, *args)
+    return hook
 
 
 def _refuse(code: str, call_id: str, name: str, **details: Any) -> ToolMessage:
@@ -138,28 +221,38 @@ def _normalize(ai: AIMessage, turn: int, seen: set[str], rules: LoopRules,
 def _execute(tools: Sequence[BaseTool], plan: list[tuple[dict[str, Any], ToolMessage | None]], parallel: bool,
              read_only: frozenset[str], latency: Callable[[Mapping[str, Any]], None] | None,
              max_workers: int) -> list[ToolMessage]:
-    runnable = [i for i, (_, refusal) in enumerate(plan) if refusal is None]
-    results: dict[int, ToolMessage] = {i: refusal for i, (_, refusal) in enumerate(plan) if refusal is not None}
-    order = _InOrder()
+    """One message's calls, answered in call order: refusals as planned, the rest run (see the module docstring)."""
+    runnable = [plan[i][0] for i, (_, refusal) in enumerate(plan) if refusal is None]
+    concurrent = parallel and len(runnable) > 1 and all(c.get("name") in read_only for c in runnable)
+    ran = iter(_run_concurrently(tools, runnable, latency, max_workers) if concurrent
+               else [_run_one(tools, c, latency) for c in runnable])
+    return [refusal if refusal is not None else next(ran) for _, refusal in plan]
 
-    def job(k: int) -> ToolMessage:
-        call = plan[runnable[k]][0]
-        if latency is not None:
-            try:
-                latency(call)
-            except Exception:  # noqa: BLE001 - an injected hook must not break the loop
-                pass
-        return order.run(k, lambda: run_tool_call(tools, call))
 
-    concurrent = parallel and len(runnable) > 1 and all(plan[i][0].get("name") in read_only for i in runnable)
-    if concurrent:
-        with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(runnable)))) as pool:
-            for k, msg in enumerate(pool.map(job, range(len(runnable)))):
-                results[runnable[k]] = msg
-    else:
-        for k in range(len(runnable)):
-            results[runnable[k]] = job(k)
-    return [results[i] for i in range(len(plan))]
+def _run_one(tools: Sequence[BaseTool], call: dict[str, Any],
+             latency: Callable[[Mapping[str, Any]], None] | None) -> ToolMessage:
+    _wait(latency, call)
+    return run_tool_call(tools, call)
+
+
+def _run_concurrently(tools: Sequence[BaseTool], calls: list[dict[str, Any]],
+                      latency: Callable[[Mapping[str, Any]], None] | None, max_workers: int) -> list[ToolMessage]:
+    """Wait and fetch ahead in at most ``max_workers`` threads, then run every call in call order, served."""
+    by_name = {t.name: t for t in tools}
+    fetched = _Fetched()
+
+    def ahead(call: dict[str, Any]) -> None:
+        _wait(latency, call)
+        name = call.get("name")
+        _fetch_ahead(by_name.get(name) if isinstance(name, str) else None, call, fetched)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(calls)))) as pool:
+        list(pool.map(ahead, calls))
+    token = BODY_HOOK.set(_served(fetched))
+    try:
+        return [run_tool_call(tools, c) for c in calls]
+    finally:
+        BODY_HOOK.reset(token)
 
 
 def evidence_found(messages: Sequence[BaseMessage]) -> set[tuple]:

@@ -29,6 +29,11 @@ REF_HYPHENS = "-\u00ad\u2010"
 REF_SPACE = " \t\u3000"  # U+3000 is indentation, not a CJK term character
 REF_BREAKS = ("\r\n", "\r", "\n")
 OTHER = "1."
+# The NFC texts below also hold a stray U+0301 and the jamo of 각, which NFC composes with what precedes them: the
+# normalized text (and term) then holds letters outside the alphabets above, classified as the rule says (a Latin
+# letter, a Hangul syllable), not as "other" (test_the_reference_classes_cover_what_nfc_composes_from_the_alphabet).
+REF_CJK_NFC = REF_CJK + "\uac01"  # 각 = NFC of U+1100 U+1161 U+11A8
+REF_LATIN_NFC = REF_LATIN + "\u00e1\u00ed\u0107\u013a\u0155\u1e3f\u1e55"  # á í ć ĺ ŕ ḿ ṕ (letter + U+0301)
 
 
 def ref_wraps(text: str, p: int) -> set[int]:
@@ -52,11 +57,11 @@ def ref_wraps(text: str, p: int) -> set[int]:
 def ref_kind(term: str, i: int) -> str | None:
     """What may stand in the text between term[i - 1] and term[i]."""
     a, b = term[i - 1], term[i]
-    if a in REF_CJK and b in REF_CJK:
+    if a in REF_CJK_NFC and b in REF_CJK_NFC:
         return "wrap"
-    if a in REF_LATIN and b in REF_LATIN:
+    if a in REF_LATIN_NFC and b in REF_LATIN_NFC:
         return "hyphen+wrap"
-    if a in REF_HYPHENS and i >= 2 and term[i - 2] in REF_LATIN and b in REF_LATIN:
+    if a in REF_HYPHENS and i >= 2 and term[i - 2] in REF_LATIN_NFC and b in REF_LATIN_NFC:
         return "wrap"
     return None
 
@@ -144,6 +149,9 @@ def text_and_term(draw, text_strategy=texts):
 @example(tt=("批\r\n    处理", "批处理"))
 @example(tt=("aaa", "aa"))
 @example(tt=("中\n\n文", "中文"))
+@example(tt=("中\n中中\n中中\n中中\n中a-\ná", "中中中中中a-á"))  # the term's own hyphen, then a wrap, then á
+@example(tt=("e-\nee-\nee-\nee-\nea-\ná", "eeeeea-á"))
+@example(tt=("e\nee\nee\nee\nea-\ná", "eeeeea-á"))  # Latin letters broken without a hyphen: no match
 def test_wrapped_spans_equal_the_brute_force_reference(tt):
     """Issue 17 item 4: every (start, end) find_spans yields is the reference's, in order, overlaps included."""
     text, term = tt
@@ -195,6 +203,9 @@ nfc_texts = st.lists(st.one_of(tokens, st.sampled_from(["e\u0301", "e\u0301-\n",
 @example(tt=("e\u0301\u4e2d\u0301\n\u6587", "\u4e2d\u6587"), decompose=False)
 @example(tt=("\u4e2d\u0301", "\u4e2d"), decompose=False)  # already NFC: character by character
 @example(tt=("e\u0301a\r\n\u0301", "\u0301"), decompose=False)  # a mark joins the run of a line break
+@example(tt=("中\n中中\n中中\n中中\n中a-\ná", "中中中中中a-á"), decompose=False)  # á: a letter NFC composed
+@example(tt=("中\n中中\n中中\n中中\n中a-\na\u0301", "中中中中中a-á"), decompose=True)
+@example(tt=("\u1100\u1161\u11a8\n\u4e2d", "\u1100\u1161\u11a8\u4e2d"), decompose=False)  # 각 is CJK
 def test_wrapped_nfc_spans_are_the_reference_on_the_nfc_text_mapped_back(tt, decompose):
     """Issue 17 item 4: with NFC, wraps are found in the normalized text; offsets index the original text."""
     text, term = tt
@@ -210,6 +221,15 @@ def test_wrapped_nfc_spans_are_the_reference_on_the_nfc_text_mapped_back(tt, dec
 
 
 # -- unit tests ---------------------------------------------------------------------------------
+
+def test_the_reference_classes_cover_what_nfc_composes_from_the_alphabet():
+    """The reference's own classes hold every letter the NFC texts compose (a letter and U+0301, the jamo of 각)."""
+    composed = {unicodedata.normalize("NFC", c + "\u0301") for c in REF_LATIN} | {
+        unicodedata.normalize("NFC", c + "\u0301") for c in REF_CJK}
+    assert {c for c in composed if len(c) == 1} == set(REF_LATIN_NFC) - set(REF_LATIN) | {"\u00e9"}
+    assert unicodedata.normalize("NFC", "\u1100\u1161\u11a8") in REF_CJK_NFC
+    assert all(is_latin_letter(c) for c in REF_LATIN_NFC) and all(is_cjk(c) for c in REF_CJK_NFC)
+
 
 def test_a_chinese_term_split_by_a_line_break_and_indentation_is_found_with_its_whole_span():
     """Issue 17 item 4: "批处\\n    理" matches 批处理 at its start; the span ends after 理 in the original text."""

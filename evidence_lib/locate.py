@@ -50,6 +50,7 @@ from itertools import islice
 from typing import Literal
 
 from .paging import batch
+from .text import CJK_RANGES, is_cjk  # noqa: F401 - the wrap rule's CJK, importable from here as before
 
 NO_MATCH_NOTE = (
     "no literal match for this term; this is not evidence that the answer is absent. "
@@ -121,21 +122,6 @@ def _grouped_map(text: str) -> tuple[str, list[int], list[int]]:
 
 # -- wrapped lines (the rule is in the module docstring) -----------------------------------------
 
-#: [first, last] code points of the characters between which a wrap is allowed (both must be CJK).
-CJK_RANGES: tuple[tuple[int, int], ...] = (
-    (0x1100, 0x11FF),    # Hangul Jamo
-    (0x2E80, 0x2FFF),    # CJK Radicals Supplement, Kangxi Radicals, Ideographic Description Characters
-    (0x3001, 0x4DBF),    # CJK Symbols and Punctuation (not U+3000), kana, bopomofo, Hangul Compatibility Jamo,
-                         # Kanbun, CJK Strokes, Enclosed CJK, CJK Compatibility, CJK Extension A
-    (0x4E00, 0x9FFF),    # CJK Unified Ideographs
-    (0xA960, 0xA97F),    # Hangul Jamo Extended-A
-    (0xAC00, 0xD7FF),    # Hangul Syllables, Hangul Jamo Extended-B
-    (0xF900, 0xFAFF),    # CJK Compatibility Ideographs
-    (0xFE30, 0xFE4F),    # CJK Compatibility Forms (vertical punctuation)
-    (0xFF00, 0xFFEF),    # Halfwidth and Fullwidth Forms
-    (0x1B000, 0x1B16F),  # Kana Supplement, Kana Extended-A, Small Kana Extension
-    (0x20000, 0x3FFFF),  # planes 2 and 3: CJK Extensions B-I, CJK Compatibility Ideographs Supplement
-)
 #: [first, last] code points of Latin letters (precomposed; use NFC for decomposed text).
 LATIN_RANGES: tuple[tuple[int, int], ...] = (
     (0x41, 0x5A), (0x61, 0x7A),                 # A-Z, a-z
@@ -159,13 +145,7 @@ def _in(ranges: tuple[tuple[int, int], ...], firsts: list[int], ch: str) -> bool
     return i >= 0 and ord(ch) <= ranges[i][1]
 
 
-_CJK_FIRSTS = [a for a, _ in CJK_RANGES]
 _LATIN_FIRSTS = [a for a, _ in LATIN_RANGES]
-
-
-def is_cjk(ch: str) -> bool:
-    """Whether one character is CJK for the wrap rule (:data:`CJK_RANGES`)."""
-    return _in(CJK_RANGES, _CJK_FIRSTS, ch)
 
 
 def is_latin_letter(ch: str) -> bool:

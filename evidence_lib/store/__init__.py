@@ -9,16 +9,19 @@ The core (notebooks 01-05) never imports this package; psycopg is imported only 
 
 from __future__ import annotations
 
-from .base import CHUNK_CHARS, DEFAULT_TTL, OVERLAP_CHARS, EvidenceStore, SnapshotKey, system_clock
+from .base import CHUNK_CHARS, DEFAULT_STORE_TTL, OVERLAP_CHARS, EvidenceStore, SnapshotKey, system_clock
 from .ledger import StoreLedger
 from .snapshot import StoreSnapshot
 from .memory import MemoryStore
 from .sqlite import SQLiteStore
 from .workspace import ENTRY_PATH, TaskWorkspace
 
-__all__ = ["CHUNK_CHARS", "DEFAULT_TTL", "ENTRY_PATH", "OVERLAP_CHARS", "EvidenceStore", "MemoryStore",
-           "PostgresStore", "SQLiteStore", "SnapshotKey", "StoreLedger", "StoreSnapshot",
+__all__ = ["CHUNK_CHARS", "DEFAULT_STORE_TTL", "DEFAULT_TTL", "ENTRY_PATH", "OVERLAP_CHARS", "EvidenceStore",
+           "MemoryStore", "PostgresStore", "SQLiteStore", "SnapshotKey", "StoreLedger", "StoreSnapshot",
            "TaskWorkspace", "open_store", "system_clock"]
+
+#: The former name of :data:`DEFAULT_STORE_TTL`, kept importable.
+DEFAULT_TTL = DEFAULT_STORE_TTL
 
 
 def __getattr__(name: str):

@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import EvidenceError
 from ..index import MAX_STORED_BYTES
 from ..paging import MAX_PAGE_CHARS, page, page_reply
-from .common import MAX_KEY_CHARS, alive, check_text, expiry_us, from_us, sha256_text
+from .common import DEFAULT_STORE_TTL, MAX_KEY_CHARS, alive, check_text, expiry_us, from_us, sha256_text
 
 
 
@@ -26,7 +26,7 @@ def artifact_key(tenant: Any, session: Any, artifact_id: Any) -> tuple[str, str,
 
 
 def put_artifact(store, tenant: str, session: str, content: str, *, summary: str = "",
-                 ttl: timedelta = timedelta(hours=24)) -> dict[str, Any]:
+                 ttl: timedelta = DEFAULT_STORE_TTL) -> dict[str, Any]:
     """Keep ``content`` in the store; return the handle the model sees instead of it."""
     tenant, session, _ = artifact_key(tenant, session, "-")
     content = check_text(content, "content")
@@ -37,7 +37,7 @@ def put_artifact(store, tenant: str, session: str, content: str, *, summary: str
     expires = expiry_us(now, ttl)  # invalid_ttl before anything is written
     artifact_id = "art-" + secrets.token_hex(12)
     sha = sha256_text(content)
-    store._put_artifact((tenant, session, artifact_id, summary, content, sha, len(content), now, expires))
+    store.put_artifact_row((tenant, session, artifact_id, summary, content, sha, len(content), now, expires))
     return {"artifact_id": artifact_id, "summary": summary, "chars": len(content), "sha256": sha,
             "expires_at": from_us(expires).isoformat()}
 
@@ -46,7 +46,7 @@ def read_artifact(store, tenant: str, session: str, artifact_id: str, offset: in
                   limit: int = MAX_PAGE_CHARS) -> dict[str, Any]:
     """One bounded page ``[start, end)`` of an artifact, with its sha256; refusals as in notebook 07."""
     key = artifact_key(tenant, session, artifact_id)
-    row = store._get_artifact(*key) if key[2] else None
+    row = store.get_artifact_row(*key) if key[2] else None
     if row is None:
         raise EvidenceError("unknown_artifact")
     _, _, aid, _, content, sha, chars, created, expires = row

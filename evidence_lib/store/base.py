@@ -1,8 +1,8 @@
 """The store interface and what every backend shares: validation, TTLs, chunks, the index adapter. Notebook 11.
 
 An :class:`EvidenceStore` keeps snapshots keyed by ``(tenant, session, query)``, their documents, artifacts,
-budget ledgers and task workspaces. A backend implements a small set of storage primitives (the ``_``
-methods); everything a caller sees is defined once, here, so the three backends cannot drift apart. The
+budget ledgers and task workspaces. A backend implements the storage primitives of :class:`StoreBackend`;
+everything a caller sees is defined once, here, so the three backends cannot drift apart. The
 limits, checks, keys and rows below live in :mod:`evidence_lib.store.common` (re-exported here), which the
 store's other modules import instead of this one, so none of them imports another in a circle.
 
@@ -22,18 +22,19 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import timedelta
 from typing import Any
 
 from ..access import Principal
 from ..clock import Clock
-from ..corpus import Document
+from ..documents import Document
 from ..errors import EvidenceError
 from . import artifacts
 from .common import (  # noqa: F401 - re-exported: callers that import these from here keep working
-    CHUNK_CHARS, OVERLAP_CHARS, MIN_INDEXED_CHARS, DEFAULT_TTL, INT64_MIN, INT64_MAX, MAX_KEY_CHARS,
-    MAX_DOC_ID_CHARS, MAX_TITLE_CHARS, EPOCH, MAX_US, system_clock, check_text, check_int64, to_us, from_us, ttl_us,
+    CHUNK_CHARS, OVERLAP_CHARS, MIN_INDEXED_CHARS, DEFAULT_STORE_TTL, INT64_MIN, INT64_MAX, MAX_KEY_CHARS,
+    MAX_DOC_ID_CHARS, MAX_STORED_TITLE_CHARS, EPOCH, MAX_US, system_clock, check_text, check_int64, to_us, from_us,
+    ttl_us,
     expiry_us, alive, sha256_text, SnapshotKey, SnapRow, DocRow, ChunkRow, WsKey, access_json, access_from_json,
     chunk_rows, document_row,
 )
@@ -47,8 +48,136 @@ STALE_WRITE = timedelta(hours=24)
 LOOKUP_ATTEMPTS = 8
 
 
-# -- the interface ---------------------------------------------------------------------------------------
-class EvidenceStore(ABC):
+# -- the backend interface -------------------------------------------------------------------------------
+class StoreBackend(ABC):
+    """The storage primitives a backend implements (``MemoryStore``; ``SQLiteStore`` and ``PostgresStore`` through
+    ``SQLStore``). :class:`EvidenceStore` builds everything a caller sees on them, once, and the store's own
+    modules (snapshot, ledger, workspace, artifacts) call them by these names. Notebook 11.
+
+    Rows are plain tuples (:mod:`evidence_lib.store.common` names their fields). Times are microseconds since the
+    epoch. The three context managers yield small objects: :meth:`reading` a reader with ``published(snap_id)``,
+    ``candidates(snap_id, term)`` (``(doc_no, chunk_no)`` of every chunk whose body may contain ``term``; extra
+    rows are harmless) and ``chunks(snap_id, spans)`` (``(doc_no, chunk_no, body, sha256)`` of chunks ``lo..hi``
+    of each ``(doc_no, lo, hi)``, in one query); :meth:`ledger_txn` a txn with ``counters`` (None: the ledger is
+    gone), ``doc_reads(doc_id)``, ``reads_of(doc_id, sha256)`` and ``write(row, counters, excerpts)``;
+    :meth:`workspace_txn` a txn with ``state``, ``files()``, ``put(row)``, ``delete(path)`` and ``set_state(...)``.
+    A workspace is keyed by ``WsKey = (tenant, session, owner)``: the user who opened it.
+    """
+
+    # snapshots
+    @abstractmethod
+    def begin_snapshot(self, key: SnapshotKey, created_us: int, expires_us: int) -> int:
+        """Start an unpublished snapshot for ``key`` and return its id."""
+
+    @abstractmethod
+    def add_rows(self, snap_id: int, docs: list[DocRow], chunks: list[ChunkRow]) -> None:
+        """Add one batch to the unpublished snapshot; ``snapshot_expired`` (nothing added) if it is gone."""
+
+    @abstractmethod
+    def publish_snapshot(self, snap_id: int) -> None:
+        """Publish the unpublished snapshot, dropping its key's previous one; ``snapshot_expired`` if it is gone."""
+
+    @abstractmethod
+    def discard_snapshot(self, snap_id: int) -> None:
+        """Remove an unpublished snapshot and whatever rows it has (nothing if it was published)."""
+
+    @abstractmethod
+    def lookup_snapshot(self, key: SnapshotKey) -> SnapRow | None:
+        """The published snapshot row of ``key``, if any (alive or not: the caller checks the TTL)."""
+
+    @abstractmethod
+    def snapshot_row(self, snap_id: int) -> SnapRow | None:
+        """The snapshot's row if it is still published (not replaced, deleted or cleaned up)."""
+
+    @abstractmethod
+    def document_rows(self, snap_id: int) -> list[DocRow]:
+        """The snapshot's document rows, in ``doc_no`` order."""
+
+    @abstractmethod
+    def reading(self) -> AbstractContextManager[Any]:
+        """One read transaction of the page-serving path (the memory backend: its lock), yielding a reader."""
+
+    @abstractmethod
+    def delete_snapshot_key(self, key: SnapshotKey) -> bool:
+        """Remove the published snapshot of ``key`` with its rows; whether there was one."""
+
+    # housekeeping
+    @abstractmethod
+    def remove_expired(self, now_us: int, stale_us: int) -> dict[str, int]:
+        """Remove what expired at ``now_us`` and unpublished snapshots begun at ``stale_us`` or earlier; count them."""
+
+    @abstractmethod
+    def row_counts(self) -> dict[str, int]:
+        """How many rows of every kind the backend holds (what :meth:`EvidenceStore.stats` reports)."""
+
+    @abstractmethod
+    def delete_session_rows(self, tenant: str, session: str) -> dict[str, int]:
+        """Remove every row of the session, its owner-qualified keys included; count them by kind."""
+
+    # artifacts
+    @abstractmethod
+    def put_artifact_row(self, row: tuple) -> None:
+        """Insert one artifact row ``(tenant, session, artifact_id, summary, content, sha256, chars, created_us,
+        expires_us)``."""
+
+    @abstractmethod
+    def get_artifact_row(self, tenant: str, session: str, artifact_id: str) -> tuple | None:
+        """The artifact's row (the columns of :meth:`put_artifact_row`), if it is stored."""
+
+    @abstractmethod
+    def delete_artifact_row(self, tenant: str, session: str, artifact_id: str) -> bool:
+        """Remove the artifact's row; whether there was one."""
+
+    # ledgers
+    @abstractmethod
+    def ledger_open(self, tenant: str, session: str, task: str, limits: tuple, now_us: int,
+                    expires_us: int) -> tuple[int, tuple]:
+        """The ledger's id and stored limits, created with ``limits`` if missing (or expired at ``now_us``)."""
+
+    @abstractmethod
+    def ledger_txn(self, lid: int) -> AbstractContextManager[Any]:
+        """A context manager holding the ledger's lock across check and charge, yielding a ledger txn."""
+
+    @abstractmethod
+    def ledger_counters(self, lid: int) -> dict[str, int] | None:
+        """The stored counters (and ``expires_us``), or None if the ledger was deleted or cleaned up."""
+
+    @abstractmethod
+    def ledger_entries(self, lid: int) -> list[tuple]:
+        """The ledger's entry rows, in step order."""
+
+    @abstractmethod
+    def ledger_excerpts(self, lid: int) -> list[tuple]:
+        """The excerpts the ledger's entries served ``(step, doc_id, revision, start, end, sha256)``, in order."""
+
+    @abstractmethod
+    def ledger_doc_reads(self, lid: int, doc_id: str) -> int:
+        """Charged page reads of ``doc_id`` (one aggregate)."""
+
+    @abstractmethod
+    def ledger_reads_of(self, lid: int, doc_id: str, sha256: str) -> list[tuple[str, str, int, int, str]]:
+        """Every range of these bytes the ledger served, pages and excerpts (coverage is decided on them)."""
+
+    # workspaces
+    @abstractmethod
+    def workspace_txn(self, ws: WsKey) -> AbstractContextManager[Any]:
+        """A context manager holding the workspace's lock, yielding a workspace txn."""
+
+    @abstractmethod
+    def workspace_state(self, ws: WsKey) -> tuple[int, int, int] | None:
+        """``(created_us, expires_us, version)`` of the workspace, if it exists."""
+
+    @abstractmethod
+    def workspace_files(self, ws: WsKey) -> list[tuple]:
+        """The workspace's file listing rows (path first), in path order."""
+
+    @abstractmethod
+    def workspace_file(self, ws: WsKey, path: str) -> tuple | None:
+        """One file's row ``(path, kind, revision, summary, body, sha256, chars, updated_us)``, if it exists."""
+
+
+# -- the interface callers see ----------------------------------------------------------------------------
+class EvidenceStore(StoreBackend):
     """Snapshots, documents, artifacts, ledgers and workspaces behind one interface (``MemoryStore``,
     ``SQLiteStore``, ``PostgresStore``: notebook 11)."""
 
@@ -64,7 +193,7 @@ class EvidenceStore(ABC):
 
     # snapshots -------------------------------------------------------------------------------------------
     def put_snapshot(self, tenant: str, session: str, query: str, documents: Iterable[Document], *,
-                     ttl: timedelta = DEFAULT_TTL, batch_bytes: int = 8 << 20,
+                     ttl: timedelta = DEFAULT_STORE_TTL, batch_bytes: int = 8 << 20,
                      progress: Callable[[int], None] | None = None) -> StoreSnapshot:
         """Store ``documents`` as the snapshot for ``(tenant, session, query)``, replacing the previous one.
 
@@ -77,7 +206,7 @@ class EvidenceStore(ABC):
         key = SnapshotKey.checked(tenant, session, query)
         now = self.now_us()
         expires = expiry_us(now, ttl)
-        snap_id = self._begin(key, now, expires)
+        snap_id = self.begin_snapshot(key, now, expires)
         try:
             seen: set[str] = set()
             docs: list[DocRow] = []
@@ -92,23 +221,23 @@ class EvidenceStore(ABC):
                 chunks.extend(rows)
                 size += row[5]
                 if size >= batch_bytes:
-                    self._add(snap_id, docs, chunks)
+                    self.add_rows(snap_id, docs, chunks)
                     docs, chunks, size = [], [], 0
                     if progress is not None:
                         progress(n)
-            self._add(snap_id, docs, chunks)
+            self.add_rows(snap_id, docs, chunks)
             if self.now_us() >= expires:  # outlived its TTL: publishing would replace the old snapshot by nothing
                 raise EvidenceError("snapshot_expired")
-            self._publish(snap_id)
+            self.publish_snapshot(snap_id)
         except BaseException:
             try:
-                self._discard(snap_id)
+                self.discard_snapshot(snap_id)
             except Exception:  # noqa: BLE001 - the original error matters; cleanup() removes leftovers
                 pass
             raise
         if progress is not None:
             progress(n)
-        return self._open(self._row(snap_id))
+        return self._open(self.snapshot_row(snap_id))
 
     def snapshot(self, tenant: str, session: str, query: str) -> StoreSnapshot:
         """The published snapshot for this key, or ``snapshot_expired`` (gone, expired or never stored).
@@ -118,7 +247,7 @@ class EvidenceStore(ABC):
         """
         key = SnapshotKey.checked(tenant, session, query)
         for _ in range(LOOKUP_ATTEMPTS):
-            snap = self._read(self._lookup(key))
+            snap = self._read(self.lookup_snapshot(key))
             if snap is not None:
                 return snap
         raise EvidenceError("snapshot_expired")  # replaced LOOKUP_ATTEMPTS times while being read
@@ -133,39 +262,39 @@ class EvidenceStore(ABC):
         """The snapshot of ``row`` with its documents; None if it was replaced or deleted while they were read."""
         if row is None or not alive(row.created_us, row.expires_us, self.now_us()):
             raise EvidenceError("snapshot_expired")
-        docs = self._documents(row.snap_id)
-        if self._row(row.snap_id) is None:
+        docs = self.document_rows(row.snap_id)
+        if self.snapshot_row(row.snap_id) is None:
             return None
         return StoreSnapshot(self, row, docs)
 
     def delete_snapshot(self, tenant: str, session: str, query: str) -> bool:
-        return self._delete_key(SnapshotKey.checked(tenant, session, query))
+        return self.delete_snapshot_key(SnapshotKey.checked(tenant, session, query))
 
     def cleanup(self) -> dict[str, int]:
         """Remove every snapshot, artifact, workspace and task ledger whose ``expires_at <= now``, and every
         unpublished snapshot begun :data:`STALE_WRITE` ago or earlier, with its documents and chunks; say how many
         of each."""
         now = self.now_us()
-        return self._cleanup(now, now - STALE_WRITE // timedelta(microseconds=1))
+        return self.remove_expired(now, now - STALE_WRITE // timedelta(microseconds=1))
 
     def delete_session(self, tenant: str, session: str) -> dict[str, int]:
         """Remove everything one session left: snapshots (published or not), artifacts, ledgers, and the
         workspace of every user of the session, under its own key and under every user's owner-qualified key
         (:func:`~evidence_lib.store.common.owner_session`: the offload middleware's results and task ledgers)."""
-        return self._delete_session(check_text(tenant, "tenant", lo=1, hi=MAX_KEY_CHARS),
+        return self.delete_session_rows(check_text(tenant, "tenant", lo=1, hi=MAX_KEY_CHARS),
                                     check_text(session, "session", lo=1, hi=MAX_KEY_CHARS))
 
     # ledgers and workspaces (their logic lives in store/ledger.py and store/workspace.py) ----------------
-    def ledger(self, tenant: str, session: str, task: str, budget=None, *, ttl: timedelta = DEFAULT_TTL):
+    def ledger(self, tenant: str, session: str, task: str, budget=None, *, ttl: timedelta = DEFAULT_STORE_TTL):
         """The task's budget ledger, shared by every worker of the task; it expires ``ttl`` after its last entry."""
         return StoreLedger(self, tenant, session, task, budget, ttl=ttl)
 
-    def workspace(self, principal: Principal, session: str, *, ttl: timedelta = DEFAULT_TTL) -> TaskWorkspace:
+    def workspace(self, principal: Principal, session: str, *, ttl: timedelta = DEFAULT_STORE_TTL) -> TaskWorkspace:
         return TaskWorkspace(self, principal, session, ttl=ttl)
 
     # artifacts -------------------------------------------------------------------------------------------
     def put_artifact(self, tenant: str, session: str, content: str, *, summary: str = "",
-                     ttl: timedelta = DEFAULT_TTL) -> dict[str, Any]:
+                     ttl: timedelta = DEFAULT_STORE_TTL) -> dict[str, Any]:
         return artifacts.put_artifact(self, tenant, session, content, summary=summary, ttl=ttl)
 
     def read_artifact(self, tenant: str, session: str, artifact_id: str, offset: int = 0,
@@ -173,7 +302,7 @@ class EvidenceStore(ABC):
         return artifacts.read_artifact(self, tenant, session, artifact_id, offset, limit)
 
     def delete_artifact(self, tenant: str, session: str, artifact_id: str) -> bool:
-        return self._delete_artifact(*artifacts.artifact_key(tenant, session, artifact_id))
+        return self.delete_artifact_row(*artifacts.artifact_key(tenant, session, artifact_id))
 
     def stats(self) -> dict[str, int]:
         """How many rows the store holds, of every kind (an operator's check that nothing is left over):
@@ -182,7 +311,7 @@ class EvidenceStore(ABC):
         table, PostgreSQL the entries its gram index holds for the stored chunks, computed from them, and the
         memory backend, which has no index, 0), artifacts, ledgers, workspaces and their files. It counts every
         row, so on a large store it takes a while."""
-        return self._stats()
+        return self.row_counts()
 
     @contextmanager
     def bulk_load(self) -> Iterator[EvidenceStore]:
@@ -201,78 +330,3 @@ class EvidenceStore(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # -- storage primitives: what a backend implements ---------------------------------------------------
-    @abstractmethod
-    def _begin(self, key: SnapshotKey, created_us: int, expires_us: int) -> int: ...
-    @abstractmethod
-    def _add(self, snap_id: int, docs: list[DocRow], chunks: list[ChunkRow]) -> None:
-        """Add one batch to the unpublished snapshot; ``snapshot_expired`` (nothing added) if it is gone."""
-    @abstractmethod
-    def _publish(self, snap_id: int) -> None:
-        """Publish the unpublished snapshot, dropping its key's previous one; ``snapshot_expired`` if it is gone."""
-    @abstractmethod
-    def _discard(self, snap_id: int) -> None:
-        """Remove an unpublished snapshot and whatever rows it has (nothing if it was published)."""
-    @abstractmethod
-    def _lookup(self, key: SnapshotKey) -> SnapRow | None: ...
-    @abstractmethod
-    def _row(self, snap_id: int) -> SnapRow | None:
-        """The snapshot's row if it is still published (not replaced, deleted or cleaned up)."""
-    @abstractmethod
-    def _documents(self, snap_id: int) -> list[DocRow]: ...
-    @abstractmethod
-    def _reading(self):
-        """A context manager: one read transaction (the memory backend: its lock), yielding a reader with
-        ``published(snap_id)`` (whether the snapshot is still published), ``candidates(snap_id, term)``
-        (``(doc_no, chunk_no)`` of every chunk whose body contains ``term``; extra rows are harmless) and
-        ``chunks(snap_id, spans)`` (``(doc_no, chunk_no, body, sha256)`` of the chunks ``lo..hi`` of each
-        ``(doc_no, lo, hi)``, in one query): what one call of the page-serving path asks at once."""
-    @abstractmethod
-    def _delete_key(self, key: SnapshotKey) -> bool: ...
-    @abstractmethod
-    def _cleanup(self, now_us: int, stale_us: int) -> dict[str, int]:
-        """Remove what expired at ``now_us`` and unpublished snapshots begun at ``stale_us`` or earlier; an
-        unpublished snapshot goes with its documents and chunks, and its writer's next batch is refused."""
-    @abstractmethod
-    def _stats(self) -> dict[str, int]: ...
-    @abstractmethod
-    def _delete_session(self, tenant: str, session: str) -> dict[str, int]: ...
-    @abstractmethod
-    def _put_artifact(self, row: tuple) -> None: ...
-    @abstractmethod
-    def _get_artifact(self, tenant: str, session: str, artifact_id: str) -> tuple | None: ...
-    @abstractmethod
-    def _delete_artifact(self, tenant: str, session: str, artifact_id: str) -> bool: ...
-    @abstractmethod
-    def _ledger_open(self, tenant: str, session: str, task: str, limits: tuple, now_us: int,
-                     expires_us: int) -> tuple[int, tuple]:
-        """The ledger's id and stored limits, created with ``limits`` if missing (or expired at ``now_us``)."""
-    @abstractmethod
-    def _ledger_txn(self, lid: int):
-        """A context manager holding the ledger's lock; yields a txn with ``counters`` (None: the ledger is gone),
-        ``doc_reads(doc_id)``, ``reads_of(doc_id, sha256)`` and ``write(row, counters, excerpts)``."""
-    @abstractmethod
-    def _ledger_counters(self, lid: int) -> dict[str, int] | None:
-        """The stored counters (and ``expires_us``), or None if the ledger was deleted or cleaned up."""
-    @abstractmethod
-    def _ledger_entries(self, lid: int) -> list[tuple]: ...
-    @abstractmethod
-    def _ledger_excerpts(self, lid: int) -> list[tuple]: ...
-    @abstractmethod
-    def _ledger_doc_reads(self, lid: int, doc_id: str) -> int:
-        """Charged page reads of ``doc_id`` (one aggregate)."""
-    @abstractmethod
-    def _ledger_reads_of(self, lid: int, doc_id: str, sha256: str) -> list[tuple[str, str, int, int, str]]:
-        """Every range of these bytes the ledger served, pages and excerpts (coverage is decided on them)."""
-    # A workspace is keyed by ``WsKey = (tenant, session, owner)``: the principal's user who opened it.
-    @abstractmethod
-    def _ws_txn(self, ws: WsKey):
-        """A context manager holding the workspace's lock; yields a :class:`WorkspaceTxn`."""
-    @abstractmethod
-    def _ws_state(self, ws: WsKey) -> tuple[int, int, int] | None:
-        """``(created_us, expires_us, version)`` of the workspace, if it exists."""
-    @abstractmethod
-    def _ws_files(self, ws: WsKey) -> list[tuple]: ...
-    @abstractmethod
-    def _ws_file(self, ws: WsKey, path: str) -> tuple | None: ...

@@ -15,11 +15,11 @@ from hashlib import sha256
 from typing import Any, Protocol
 
 from ..access import Access, parse_access
-from ..corpus import Document
+from ..documents import Document
 from ..errors import EvidenceError
 from ..ids import MAX_DOC_ID_CHARS, check_doc_id
 from ..index import MAX_STORED_BYTES, PREVIEW_CHARS, sha256_hex
-from ..locate import CJK_RANGES, is_cjk
+from ..text import CJK_CLASS, CJK_RANGES, is_cjk
 from ..toolkit import clean_text
 
 CHUNK_CHARS = 4096
@@ -29,10 +29,12 @@ OVERLAP_CHARS = 127
 MIN_INDEXED_CHARS = 3
 #: The gram postings hold every CJK character of a chunk and every two adjacent ones: terms up to this long.
 MAX_GRAM_CHARS = 2
-DEFAULT_TTL = timedelta(hours=24)
+#: How long a store keeps what it is given (snapshots, artifacts, workspaces, ledgers) when no TTL is passed.
+DEFAULT_STORE_TTL = timedelta(hours=24)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_KEY_CHARS = 256
-MAX_TITLE_CHARS = 4096
+#: The longest title a store accepts (a listing shows at most ``tools.MAX_TITLE_CHARS`` of it).
+MAX_STORED_TITLE_CHARS = 4096
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 #: The last representable time (``datetime.max``, in UTC) in microseconds: no expiry lies past it.
 MAX_US = (datetime.max.replace(tzinfo=timezone.utc) - EPOCH) // timedelta(microseconds=1)
@@ -185,7 +187,7 @@ def document_row(doc_no: int, doc: Any, tenant: str) -> tuple[DocRow, list[Chunk
     if not isinstance(doc, Document):
         raise TypeError("put_snapshot takes evidence_lib.Document objects")
     doc_id = check_doc_id(check_text(doc.doc_id, "doc_id", lo=1, hi=MAX_DOC_ID_CHARS))
-    title = check_text(doc.title, "title", hi=MAX_TITLE_CHARS)
+    title = check_text(doc.title, "title", hi=MAX_STORED_TITLE_CHARS)
     revision = check_text(doc.revision, "revision", hi=MAX_KEY_CHARS)
     text = check_text(doc.text, "text")
     raw = text.encode("utf-8")
@@ -199,9 +201,9 @@ def document_row(doc_no: int, doc: Any, tenant: str) -> tuple[DocRow, list[Chunk
 
 
 # -- CJK gram postings ---------------------------------------------------------------------------------------
-#: The characters the gram postings index: :data:`evidence_lib.locate.CJK_RANGES` (Han, kana, hangul, bopomofo,
+#: The characters the gram postings index: :data:`evidence_lib.text.CJK_RANGES` (Han, kana, hangul, bopomofo,
 #: CJK punctuation, fullwidth forms), as a regular-expression class (Python's and PostgreSQL's alike).
-GRAM_CLASS = "".join(f"\\U{a:08x}-\\U{z:08x}" for a, z in CJK_RANGES)
+GRAM_CLASS = CJK_CLASS
 #: A fingerprint of those ranges, kept in a store's ``store_meta``: postings built for other ranges are refused.
 GRAM_RANGES_ID = sha256(repr(CJK_RANGES).encode()).hexdigest()[:16]
 _NOT_CJK = re.compile(f"[^{GRAM_CLASS}]+")

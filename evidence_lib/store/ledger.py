@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import EvidenceError
 from ..ledger import Budget, Ledger, LedgerEntry, ReadRecord, Tally
 from ..paging import covering_reads
-from .common import DEFAULT_TTL, MAX_KEY_CHARS, check_int64, check_text, expiry_us, ttl_us
+from .common import DEFAULT_STORE_TTL, MAX_KEY_CHARS, check_int64, check_text, expiry_us, ttl_us
 
 LIMITS = tuple(f.name for f in fields(Budget))
 COUNTERS = ("step", "calls", "chars", "bytes", "tokens", "all_calls", "all_chars", "all_bytes", "all_tokens",
@@ -64,7 +64,7 @@ class StoreLedger(Ledger):
     """
 
     def __init__(self, store, tenant: str, session: str, task: str, budget: Budget | None = None, *,
-                 ttl: timedelta = DEFAULT_TTL) -> None:
+                 ttl: timedelta = DEFAULT_STORE_TTL) -> None:
         self.store = store
         self.key = (check_text(tenant, "tenant", lo=1, hi=MAX_KEY_CHARS),
                     check_text(session, "session", lo=1, hi=MAX_KEY_CHARS),
@@ -72,7 +72,7 @@ class StoreLedger(Ledger):
         asked = budget_limits(budget or Budget())
         now = store.now_us()
         self.ttl_us = ttl_us(ttl)
-        self.lid, stored = store._ledger_open(*self.key, asked, now, expiry_us(now, ttl))
+        self.lid, stored = store.ledger_open(*self.key, asked, now, expiry_us(now, ttl))
         if budget is not None and tuple(stored) != asked:
             raise ValueError("this task's ledger already exists with a different budget")
         self.budget = Budget(**dict(zip(LIMITS, stored)))
@@ -88,9 +88,9 @@ class StoreLedger(Ledger):
     @property
     def entries(self) -> list[LedgerEntry]:  # type: ignore[override]
         excerpts: dict[int, list[ReadRecord]] = {}
-        for step, *x in self.store._ledger_excerpts(self.lid):
+        for step, *x in self.store.ledger_excerpts(self.lid):
             excerpts.setdefault(step, []).append(ReadRecord(*x))
-        return [entry_from_row(r, tuple(excerpts.get(r[0], ()))) for r in self.store._ledger_entries(self.lid)]
+        return [entry_from_row(r, tuple(excerpts.get(r[0], ()))) for r in self.store.ledger_entries(self.lid)]
 
     @property
     def reads(self) -> list[ReadRecord]:
@@ -104,18 +104,18 @@ class StoreLedger(Ledger):
 
     def tally(self) -> Tally:
         """The stored counters (one query); a document's reads and the covering ranges are asked for when needed."""
-        c = self._counters(self.store._ledger_counters(self.lid))
+        c = self._counters(self.store.ledger_counters(self.lid))
         return Tally(c["step"], c["calls"], c["chars"], c["bytes"], c["tokens"], c["refused"],
-                     lambda doc_id: self.store._ledger_doc_reads(self.lid, doc_id), self.covering)
+                     lambda doc_id: self.store.ledger_doc_reads(self.lid, doc_id), self.covering)
 
     def covering(self, doc_id: str, revision: str, sha256: str, start: int, end: int) -> list[tuple[int, int]]:
         """Earlier reads of the same bytes covering ``[start, end)``: only that document's reads are fetched."""
-        rows = self.store._ledger_reads_of(self.lid, doc_id, sha256)
+        rows = self.store.ledger_reads_of(self.lid, doc_id, sha256)
         return covering_reads((ReadRecord(*r) for r in rows), doc_id, revision, sha256, start, end) or []
 
     @contextmanager
     def locked(self) -> Iterator[Tally]:
-        with self.store._ledger_txn(self.lid) as txn:
+        with self.store.ledger_txn(self.lid) as txn:
             c = self._counters(txn.counters)
 
             def covering(doc_id: str, revision: str, sha256: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -141,6 +141,6 @@ class StoreLedger(Ledger):
                                         for x in entry.excerpts])
 
     def context(self) -> dict[str, int]:
-        c = self._counters(self.store._ledger_counters(self.lid))
+        c = self._counters(self.store.ledger_counters(self.lid))
         return {"calls": c["all_calls"], "chars": c["all_chars"], "bytes": c["all_bytes"],
                 "tokens": c["all_tokens"], "refused": c["refused"]}

@@ -18,9 +18,9 @@ from .base import EvidenceStore
 from .common import ChunkRow, DocRow, SnapRow, SnapshotKey, WsKey, session_of
 from .ledger import COUNTERS
 
-ZERO = dict.fromkeys(COUNTERS, 0)
+ZERO_COUNTERS = dict.fromkeys(COUNTERS, 0)
 #: What a deleted ledger reads as: no entries (its counters are None: ``ledger_expired``).
-ZERO_LEDGER = {"limits": (), "counters": ZERO, "entries": (), "excerpts": ()}
+ZERO_LEDGER = {"limits": (), "counters": ZERO_COUNTERS, "entries": (), "excerpts": ()}
 
 
 class _LedgerTxn:
@@ -42,7 +42,7 @@ class _LedgerTxn:
 
 
 class _Reader:
-    """What one call of the page-serving path asks, under the store's lock (:meth:`MemoryStore._reading`)."""
+    """What one call of the page-serving path asks, under the store's lock (:meth:`MemoryStore.reading`)."""
 
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
@@ -104,7 +104,7 @@ class MemoryStore(EvidenceStore):
         return f"MemoryStore({len(self._ready)} snapshots)"
 
     # -- snapshots -------------------------------------------------------------------------------------
-    def _begin(self, key: SnapshotKey, created_us: int, expires_us: int) -> int:
+    def begin_snapshot(self, key: SnapshotKey, created_us: int, expires_us: int) -> int:
         with self._lock:
             snap_id = next(self._ids)
             self._snaps[snap_id] = {"key": key, "ready": False, "created": created_us, "expires": expires_us}
@@ -117,14 +117,14 @@ class MemoryStore(EvidenceStore):
             raise EvidenceError("snapshot_expired")
         return snap
 
-    def _add(self, snap_id: int, docs: list[DocRow], chunks: list[ChunkRow]) -> None:
+    def add_rows(self, snap_id: int, docs: list[DocRow], chunks: list[ChunkRow]) -> None:
         with self._lock:
             self._unpublished(snap_id)
             self._docs[snap_id].extend(docs)
             for doc_no, chunk_no, body, sha in chunks:
                 self._chunk_map.setdefault((snap_id, doc_no), {})[chunk_no] = (body, sha)
 
-    def _publish(self, snap_id: int) -> None:
+    def publish_snapshot(self, snap_id: int) -> None:
         with self._lock:
             key = self._unpublished(snap_id)["key"]
             old = self._ready.get(key)
@@ -140,7 +140,7 @@ class MemoryStore(EvidenceStore):
         for doc in self._docs.pop(snap_id, []):
             self._chunk_map.pop((snap_id, doc[0]), None)
 
-    def _discard(self, snap_id: int) -> None:
+    def discard_snapshot(self, snap_id: int) -> None:
         with self._lock:
             if not self._snaps.get(snap_id, {}).get("ready"):
                 self._drop(snap_id)
@@ -151,24 +151,24 @@ class MemoryStore(EvidenceStore):
             return None
         return SnapRow(snap_id, s["key"], s["created"], s["expires"])
 
-    def _lookup(self, key: SnapshotKey) -> SnapRow | None:
+    def lookup_snapshot(self, key: SnapshotKey) -> SnapRow | None:
         with self._lock:
             return self._snap_row(self._ready.get(key))
 
-    def _row(self, snap_id: int) -> SnapRow | None:
+    def snapshot_row(self, snap_id: int) -> SnapRow | None:
         with self._lock:
             return self._snap_row(snap_id)
 
-    def _documents(self, snap_id: int) -> list[DocRow]:
+    def document_rows(self, snap_id: int) -> list[DocRow]:
         with self._lock:
             return list(self._docs.get(snap_id, ()))
 
     @contextmanager
-    def _reading(self) -> Iterator[_Reader]:
+    def reading(self) -> Iterator[_Reader]:
         with self._lock:
             yield _Reader(self)
 
-    def _delete_key(self, key: SnapshotKey) -> bool:
+    def delete_snapshot_key(self, key: SnapshotKey) -> bool:
         with self._lock:
             snap_id = self._ready.get(key)
             if snap_id is None:
@@ -176,7 +176,7 @@ class MemoryStore(EvidenceStore):
             self._drop(snap_id)
             return True
 
-    def _cleanup(self, now_us: int, stale_us: int) -> dict[str, int]:
+    def remove_expired(self, now_us: int, stale_us: int) -> dict[str, int]:
         with self._lock:
             snaps = [i for i, s in self._snaps.items()
                      if s["expires"] <= now_us or (not s["ready"] and s["created"] <= stale_us)]
@@ -193,7 +193,7 @@ class MemoryStore(EvidenceStore):
                 del self._ledgers[self._ledger_ids.pop(k)]
             return {"snapshots": len(snaps), "artifacts": len(arts), "workspaces": len(wss), "ledgers": len(ledgers)}
 
-    def _delete_session(self, tenant: str, session: str) -> dict[str, int]:
+    def delete_session_rows(self, tenant: str, session: str) -> dict[str, int]:
         def mine(tenant_and_key: tuple) -> bool:  # the session's own key, or one of its owner-qualified keys
             return tenant_and_key[0] == tenant and session_of(tenant_and_key[1]) == session
 
@@ -212,7 +212,7 @@ class MemoryStore(EvidenceStore):
                 del self._ws[k]
             return {"snapshots": len(snaps), "artifacts": len(arts), "ledgers": len(ledgers), "workspaces": len(wss)}
 
-    def _stats(self) -> dict[str, int]:
+    def row_counts(self) -> dict[str, int]:
         with self._lock:
             ready = sum(1 for s in self._snaps.values() if s["ready"])
             return {"snapshots": ready, "unpublished": len(self._snaps) - ready,
@@ -224,20 +224,20 @@ class MemoryStore(EvidenceStore):
                     "workspace_files": sum(len(w["files"]) for w in self._ws.values())}
 
     # -- artifacts -------------------------------------------------------------------------------------
-    def _put_artifact(self, row: tuple) -> None:
+    def put_artifact_row(self, row: tuple) -> None:
         with self._lock:
             self._artifacts[row[:3]] = row
 
-    def _get_artifact(self, tenant: str, session: str, artifact_id: str) -> tuple | None:
+    def get_artifact_row(self, tenant: str, session: str, artifact_id: str) -> tuple | None:
         with self._lock:
             return self._artifacts.get((tenant, session, artifact_id))
 
-    def _delete_artifact(self, tenant: str, session: str, artifact_id: str) -> bool:
+    def delete_artifact_row(self, tenant: str, session: str, artifact_id: str) -> bool:
         with self._lock:
             return self._artifacts.pop((tenant, session, artifact_id), None) is not None
 
     # -- ledgers ---------------------------------------------------------------------------------------
-    def _ledger_open(self, tenant: str, session: str, task: str, limits: tuple, now_us: int,
+    def ledger_open(self, tenant: str, session: str, task: str, limits: tuple, now_us: int,
                      expires_us: int) -> tuple[int, tuple]:
         with self._lock:
             key = (tenant, session, task)
@@ -247,56 +247,56 @@ class MemoryStore(EvidenceStore):
             if key not in self._ledger_ids:
                 lid = next(self._ids)
                 self._ledger_ids[key] = lid
-                self._ledgers[lid] = {"limits": limits, "counters": {**ZERO, "expires_us": expires_us},
+                self._ledgers[lid] = {"limits": limits, "counters": {**ZERO_COUNTERS, "expires_us": expires_us},
                                       "entries": [], "excerpts": []}
             lid = self._ledger_ids[key]
             return lid, self._ledgers[lid]["limits"]
 
     @contextmanager
-    def _ledger_txn(self, lid: int):
+    def ledger_txn(self, lid: int):
         with self._lock:
             yield _LedgerTxn(self._ledgers.get(lid))
 
-    def _ledger_counters(self, lid: int) -> dict[str, int] | None:
+    def ledger_counters(self, lid: int) -> dict[str, int] | None:
         with self._lock:
             ledger = self._ledgers.get(lid)
             return None if ledger is None else dict(ledger["counters"])
 
-    def _ledger_entries(self, lid: int) -> list[tuple]:
+    def ledger_entries(self, lid: int) -> list[tuple]:
         with self._lock:
             return list(self._ledgers.get(lid, ZERO_LEDGER)["entries"])
 
-    def _ledger_excerpts(self, lid: int) -> list[tuple]:
+    def ledger_excerpts(self, lid: int) -> list[tuple]:
         with self._lock:
             return list(self._ledgers.get(lid, ZERO_LEDGER)["excerpts"])
 
-    def _ledger_doc_reads(self, lid: int, doc_id: str) -> int:
+    def ledger_doc_reads(self, lid: int, doc_id: str) -> int:
         with self._lock:
             return _LedgerTxn(self._ledgers.get(lid, ZERO_LEDGER)).doc_reads(doc_id)
 
-    def _ledger_reads_of(self, lid: int, doc_id: str, sha256: str) -> list[tuple[str, str, int, int, str]]:
+    def ledger_reads_of(self, lid: int, doc_id: str, sha256: str) -> list[tuple[str, str, int, int, str]]:
         with self._lock:
             return _LedgerTxn(self._ledgers.get(lid, ZERO_LEDGER)).reads_of(doc_id, sha256)
 
     # -- workspaces ------------------------------------------------------------------------------------
     @contextmanager
-    def _ws_txn(self, ws: WsKey):
+    def workspace_txn(self, ws: WsKey):
         with self._lock:
             txn = _WorkspaceTxn(self._ws.get(ws))
             yield txn  # an exception here leaves the workspace as it was
             files = {r[0]: (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]) for r in txn._files.values()}
             self._ws[ws] = {"state": txn.state, "files": files}
 
-    def _ws_state(self, ws: WsKey) -> tuple[int, int, int] | None:
+    def workspace_state(self, ws: WsKey) -> tuple[int, int, int] | None:
         with self._lock:
             w = self._ws.get(ws)
             return None if w is None else w["state"]
 
-    def _ws_files(self, ws: WsKey) -> list[tuple]:
+    def workspace_files(self, ws: WsKey) -> list[tuple]:
         with self._lock:
             return _WorkspaceTxn(self._ws.get(ws)).files()
 
-    def _ws_file(self, ws: WsKey, path: str) -> tuple | None:
+    def workspace_file(self, ws: WsKey, path: str) -> tuple | None:
         with self._lock:
             w = self._ws.get(ws)
             return None if w is None else w["files"].get(path)

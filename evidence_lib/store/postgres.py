@@ -73,7 +73,7 @@ GRAM_INDEX_DDL = (
     f"ALTER INDEX {GRAM_INDEX} ALTER COLUMN 1 SET STATISTICS 0; "
     f"ALTER INDEX {GRAM_INDEX} ALTER COLUMN 2 SET STATISTICS 0; END IF; END $do$"
 )
-GRAMS = [GRAM_FUNCTION_DDL, GRAM_INDEX_DDL]
+PG_GRAMS = [GRAM_FUNCTION_DDL, GRAM_INDEX_DDL]
 
 
 SCHEMA_LOCK = 7_110_001  # advisory lock id: one worker creates the schema, the others wait
@@ -129,7 +129,7 @@ class PostgresStore(SQLStore):
         self._conn = psycopg.connect(dsn, autocommit=True, prepare_threshold=None)
         with self._tx(write=True) as q:
             q("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
-            migrate(q, schema("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY") + TRIGRAM + GRAMS)
+            migrate(q, schema("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY") + TRIGRAM + PG_GRAMS)
             self.lc_ctype = q.one("SELECT datctype FROM pg_database WHERE datname = current_database()")[0]
         if self.lc_ctype in ("C", "POSIX"):
             warnings.warn(f"this database's LC_CTYPE is {self.lc_ctype}: pg_trgm skips non-ASCII characters, so "
@@ -173,12 +173,12 @@ class PostgresStore(SQLStore):
                 self._conn.execute("ANALYZE chunks")
             self._unanalyzed = 0
 
-    def _add(self, snap_id: int, docs: list, chunks: list) -> None:
-        super()._add(snap_id, docs, chunks)
+    def add_rows(self, snap_id: int, docs: list, chunks: list) -> None:
+        super().add_rows(snap_id, docs, chunks)
         self._unanalyzed += len(chunks)
 
-    def _publish(self, snap_id: int) -> None:
-        super()._publish(snap_id)
+    def publish_snapshot(self, snap_id: int) -> None:
+        super().publish_snapshot(snap_id)
         if self._unanalyzed > 500:  # fresh statistics, or the planner seq-scans instead of using the GIN index
             with self._lock:
                 self._conn.execute("ANALYZE chunks")

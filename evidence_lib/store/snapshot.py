@@ -134,7 +134,7 @@ class StoreSnapshot:
         call = self._call_now()
         if call is not None and call.alive:
             return
-        with self.store._reading() as r:
+        with self.store.reading() as r:
             self._published(r, call)
 
     def _published(self, reader, call: _Call | None) -> None:
@@ -223,7 +223,7 @@ class StoreSnapshot:
         missing = [p for p in wanted if p not in call.chunks]
         if missing:
             more = [p for p in ahead if p not in call.chunks]
-            with self.store._reading() as r:
+            with self.store.reading() as r:
                 if call.owed:
                     self._published(r, call)
                 rows = r.chunks(self.row.snap_id, _spans(missing + more))
@@ -308,7 +308,7 @@ class StoreSnapshot:
         first term with none) and the chunks ``first(candidates)`` names, fetched and verified."""
         self._check_clock()
         found: list[set[tuple[int, int]]] = []
-        with self.store._reading() as r:
+        with self.store.reading() as r:
             self._published(r, call)
             for t in terms:
                 found.append({(d, c) for d, c in r.candidates(self.row.snap_id, t)})

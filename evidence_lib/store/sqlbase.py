@@ -88,7 +88,7 @@ class _LedgerTxn:
 
 
 class _Reader:
-    """One read transaction of the page-serving path (:meth:`SQLStore._reading`)."""
+    """One read transaction of the page-serving path (:meth:`SQLStore.reading`)."""
 
     def __init__(self, store: SQLStore, q: Q) -> None:
         self.store, self.q = store, q
@@ -144,7 +144,7 @@ class SQLStore(EvidenceStore):
         raise NotImplementedError
 
     @contextmanager
-    def _reading(self):
+    def reading(self):
         with self._tx() as q:
             yield _Reader(self, q)
 
@@ -168,13 +168,13 @@ class SQLStore(EvidenceStore):
             return q.all(sql, params)
 
     # -- snapshots -------------------------------------------------------------------------------------
-    def _begin(self, key: SnapshotKey, created_us: int, expires_us: int) -> int:
+    def begin_snapshot(self, key: SnapshotKey, created_us: int, expires_us: int) -> int:
         with self._tx(write=True) as q:
             return q.one("INSERT INTO snapshots (tenant, sess, query, ready, created_us, expires_us) "
                          "VALUES (?, ?, ?, 0, ?, ?) RETURNING snap_id",
                          (key.tenant, key.session, key.query, created_us, expires_us))[0]
 
-    def _add(self, snap_id: int, docs: list[DocRow], chunks: list[ChunkRow]) -> None:
+    def add_rows(self, snap_id: int, docs: list[DocRow], chunks: list[ChunkRow]) -> None:
         with self._tx(write=True) as q:
             # The unpublished snapshot's row, locked till the batch commits, or ``snapshot_expired``: cleanup or
             # delete_session removed it. The lock orders this batch against a concurrent _drop, which deletes
@@ -211,7 +211,7 @@ class SQLStore(EvidenceStore):
     def _drop(self, q: Q, snap_id: int, where: str = "", params: tuple = ()) -> bool:
         """Delete one snapshot (if it matches ``where``) with its documents and chunks; say whether it did.
 
-        The snapshot row goes first: it waits for a writer's batch holding it (see :meth:`_add`), and the
+        The snapshot row goes first: it waits for a writer's batch holding it (see :meth:`add_rows`), and the
         documents and chunks are deleted after, so a batch that writer committed meanwhile goes too."""
         if q("DELETE FROM snapshots WHERE snap_id = ?" + where, (snap_id, *params)).rowcount == 0 and where:
             return False
@@ -220,7 +220,7 @@ class SQLStore(EvidenceStore):
         q("DELETE FROM documents WHERE snap_id = ?", (snap_id,))
         return True
 
-    def _publish(self, snap_id: int) -> None:
+    def publish_snapshot(self, snap_id: int) -> None:
         with self._tx(write=True) as q:
             row = q.one("SELECT tenant, sess, query FROM snapshots WHERE snap_id = ? AND ready = 0", (snap_id,))
             if row is None:
@@ -235,24 +235,24 @@ class SQLStore(EvidenceStore):
             if q("UPDATE snapshots SET ready = 1 WHERE snap_id = ? AND ready = 0", (snap_id,)).rowcount != 1:
                 raise EvidenceError("snapshot_expired")
 
-    def _discard(self, snap_id: int) -> None:
+    def discard_snapshot(self, snap_id: int) -> None:
         with self._tx(write=True) as q:
             if q.one("SELECT 1 FROM snapshots WHERE snap_id = ? AND ready = 1", (snap_id,)) is None:
                 self._drop(q, snap_id)  # unpublished, or already removed: whatever rows it has go
 
-    def _lookup(self, key: SnapshotKey) -> SnapRow | None:
+    def lookup_snapshot(self, key: SnapshotKey) -> SnapRow | None:
         return _snap(self._one(SNAP + "WHERE tenant = ? AND sess = ? AND query = ? AND ready = 1",
                                (key.tenant, key.session, key.query)))
 
-    def _row(self, snap_id: int) -> SnapRow | None:
+    def snapshot_row(self, snap_id: int) -> SnapRow | None:
         return _snap(self._one(SNAP + "WHERE snap_id = ? AND ready = 1", (snap_id,)))
 
-    def _documents(self, snap_id: int) -> list[DocRow]:
+    def document_rows(self, snap_id: int) -> list[DocRow]:
         return [tuple(r) for r in self._all(  # type: ignore[misc]
             "SELECT doc_no, doc_id, title, revision, chars, bytes, sha256, preview, access FROM documents "
             "WHERE snap_id = ? ORDER BY doc_no", (snap_id,))]
 
-    def _delete_key(self, key: SnapshotKey) -> bool:
+    def delete_snapshot_key(self, key: SnapshotKey) -> bool:
         with self._tx(write=True) as q:
             row = q.one("SELECT snap_id FROM snapshots WHERE tenant = ? AND sess = ? AND query = ? AND ready = 1",
                         (key.tenant, key.session, key.query))
@@ -260,7 +260,7 @@ class SQLStore(EvidenceStore):
                 self._drop(q, row[0])
             return row is not None
 
-    def _cleanup(self, now_us: int, stale_us: int) -> dict[str, int]:
+    def remove_expired(self, now_us: int, stale_us: int) -> dict[str, int]:
         gone = "(expires_us <= ? OR (ready = 0 AND created_us <= ?))"  # expired, or a stale unpublished write
         snaps = self._all("SELECT snap_id FROM snapshots WHERE " + gone, (now_us, stale_us))
         dropped = 0
@@ -278,7 +278,7 @@ class SQLStore(EvidenceStore):
                 self._drop_ledger(q, lid)
         return {"snapshots": dropped, "artifacts": arts, "workspaces": len(wss), "ledgers": len(lids)}
 
-    def _stats(self) -> dict[str, int]:
+    def row_counts(self) -> dict[str, int]:
         with self._tx() as q:
             one = lambda sql: int(q.one(sql)[0])  # noqa: E731
             return {"snapshots": one("SELECT count(*) FROM snapshots WHERE ready = 1"),
@@ -297,7 +297,7 @@ class SQLStore(EvidenceStore):
         return sorted({k for (k,) in q.all(sql, (tenant, session, pattern) * len(SESSION_TABLES))
                        if session_of(k) == session})
 
-    def _delete_session(self, tenant: str, session: str) -> dict[str, int]:
+    def delete_session_rows(self, tenant: str, session: str) -> dict[str, int]:
         gone = dict.fromkeys(("snapshots", "artifacts", "ledgers", "workspaces"), 0)
         with self._tx(write=True) as q:
             for sess in self._session_keys(q, tenant, session):
@@ -316,17 +316,17 @@ class SQLStore(EvidenceStore):
         return gone
 
     # -- artifacts -------------------------------------------------------------------------------------
-    def _put_artifact(self, row: tuple) -> None:
+    def put_artifact_row(self, row: tuple) -> None:
         with self._tx(write=True) as q:
             q("INSERT INTO artifacts (tenant, sess, artifact_id, summary, content, sha256, chars, created_us, "
               "expires_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
 
-    def _get_artifact(self, tenant: str, session: str, artifact_id: str) -> tuple | None:
+    def get_artifact_row(self, tenant: str, session: str, artifact_id: str) -> tuple | None:
         row = self._one("SELECT tenant, sess, artifact_id, summary, content, sha256, chars, created_us, expires_us "
                         "FROM artifacts WHERE tenant = ? AND sess = ? AND artifact_id = ?", (tenant, session, artifact_id))
         return None if row is None else tuple(row)
 
-    def _delete_artifact(self, tenant: str, session: str, artifact_id: str) -> bool:
+    def delete_artifact_row(self, tenant: str, session: str, artifact_id: str) -> bool:
         with self._tx(write=True) as q:
             return q("DELETE FROM artifacts WHERE tenant = ? AND sess = ? AND artifact_id = ?",
                      (tenant, session, artifact_id)).rowcount > 0
@@ -338,7 +338,7 @@ class SQLStore(EvidenceStore):
         q("DELETE FROM ledger_entries WHERE lid = ?", (lid,))
         q("DELETE FROM ledgers WHERE lid = ?", (lid,))
 
-    def _ledger_open(self, tenant: str, session: str, task: str, limits: tuple, now_us: int,
+    def ledger_open(self, tenant: str, session: str, task: str, limits: tuple, now_us: int,
                      expires_us: int) -> tuple[int, tuple]:
         key = (tenant, session, task)
         with self._tx(write=True) as q:
@@ -354,47 +354,47 @@ class SQLStore(EvidenceStore):
         return row[0], tuple(row[1:])
 
     @contextmanager
-    def _ledger_txn(self, lid: int):
+    def ledger_txn(self, lid: int):
         with self._tx(write=True) as q:
             row = q.one(f"SELECT {', '.join(COUNTERS)} FROM ledgers WHERE lid = ?{self.FOR_UPDATE}", (lid,))
             yield _LedgerTxn(q, lid, None if row is None else tuple(row))
 
-    def _ledger_counters(self, lid: int) -> dict[str, int] | None:
+    def ledger_counters(self, lid: int) -> dict[str, int] | None:
         row = self._one(f"SELECT {', '.join(COUNTERS)} FROM ledgers WHERE lid = ?", (lid,))
         return None if row is None else dict(zip(COUNTERS, row))
 
-    def _ledger_doc_reads(self, lid: int, doc_id: str) -> int:
+    def ledger_doc_reads(self, lid: int, doc_id: str) -> int:
         with self._tx() as q:
             return _doc_reads(q, lid, doc_id)
 
-    def _ledger_reads_of(self, lid: int, doc_id: str, sha256: str) -> list[tuple]:
+    def ledger_reads_of(self, lid: int, doc_id: str, sha256: str) -> list[tuple]:
         with self._tx() as q:
             return _reads_of(q, lid, doc_id, sha256)
 
-    def _ledger_entries(self, lid: int) -> list[tuple]:
+    def ledger_entries(self, lid: int) -> list[tuple]:
         return [tuple(r) for r in self._all(f"SELECT {ENTRY_COLUMNS} FROM ledger_entries WHERE lid = ? ORDER BY step",
                                             (lid,))]
 
-    def _ledger_excerpts(self, lid: int) -> list[tuple]:
+    def ledger_excerpts(self, lid: int) -> list[tuple]:
         return [tuple(r) for r in self._all("SELECT step, doc_id, revision, start_at, end_at, sha256 FROM "
                                             "ledger_excerpts WHERE lid = ? ORDER BY step, start_at", (lid,))]
 
     # -- workspaces ------------------------------------------------------------------------------------
     @contextmanager
-    def _ws_txn(self, ws: WsKey):
+    def workspace_txn(self, ws: WsKey):
         with self._tx(write=True) as q:
             self._lock_key(q, "workspace", *ws)
             yield _WorkspaceTxn(q, ws)
 
-    def _ws_state(self, ws: WsKey) -> tuple[int, int, int] | None:
+    def workspace_state(self, ws: WsKey) -> tuple[int, int, int] | None:
         row = self._one(f"SELECT created_us, expires_us, version FROM workspaces WHERE {WS}", ws)
         return None if row is None else tuple(row)  # type: ignore[return-value]
 
-    def _ws_files(self, ws: WsKey) -> list[tuple]:
+    def workspace_files(self, ws: WsKey) -> list[tuple]:
         with self._tx() as q:
             return _WorkspaceTxn(q, ws).files()
 
-    def _ws_file(self, ws: WsKey, path: str) -> tuple | None:
+    def workspace_file(self, ws: WsKey, path: str) -> tuple | None:
         row = self._one("SELECT path, kind, revision, summary, body, sha256, chars, updated_us FROM workspace_files "
                         f"WHERE {WS} AND path = ?", (*ws, path))
         return None if row is None else tuple(row)

@@ -54,7 +54,7 @@ FTS = [
     "INSERT INTO chunks_fts (chunks_fts, rowid, body) VALUES ('delete', old.chunk_id, old.body); "
     "INSERT INTO chunks_fts (rowid, body) VALUES (new.chunk_id, new.body); END",
 ]
-GRAMS = [
+SQLITE_GRAMS = [
     "CREATE VIRTUAL TABLE IF NOT EXISTS chunk_grams USING fts5(grams, content='', detail='none', columnsize=0, "
     "tokenize='ascii')",
     "CREATE VIRTUAL TABLE IF NOT EXISTS chunk_grams_postings USING fts5vocab(chunk_grams, 'instance')",
@@ -84,7 +84,7 @@ class SQLiteStore(SQLStore):
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         self._conn.execute("PRAGMA synchronous=FULL")
         with self._tx(write=True) as q:
-            migrate(q, schema("INTEGER PRIMARY KEY") + FTS + GRAMS)
+            migrate(q, schema("INTEGER PRIMARY KEY") + FTS + SQLITE_GRAMS)
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path.name})"

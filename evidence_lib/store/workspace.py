@@ -25,7 +25,7 @@ from ..errors import EvidenceError
 from ..index import PREVIEW_CHARS, IndexEntry, Snapshot, text_range
 from ..lines import text_line, token
 from ..locate import LocateOptions, find as scan_find
-from .common import DEFAULT_TTL, MAX_KEY_CHARS, alive, check_text, expiry_us, from_us, sha256_text
+from .common import DEFAULT_STORE_TTL, MAX_KEY_CHARS, alive, check_text, expiry_us, from_us, sha256_text
 
 ENTRY_PATH = "ENTRY.md"
 MAX_FILE_CHARS = 200_000
@@ -40,7 +40,7 @@ def kind_of(path: str) -> str:
 class TaskWorkspace:
     """Plans, notes and intermediate results of one task, readable through the evidence tools."""
 
-    def __init__(self, store, principal: Principal, session: str, *, ttl: timedelta = DEFAULT_TTL) -> None:
+    def __init__(self, store, principal: Principal, session: str, *, ttl: timedelta = DEFAULT_STORE_TTL) -> None:
         if not isinstance(principal, Principal):
             raise TypeError("a workspace belongs to a Principal")
         self.store, self.principal = store, principal
@@ -51,7 +51,7 @@ class TaskWorkspace:
         self.ttl = ttl
         expiry_us(store.now_us(), ttl)  # invalid_ttl now rather than at the first write (checked there again)
         self.access = Access(self.tenant, read={f"user:{principal.user}"})
-        self._seen = store._ws_state(self.key) is not None
+        self._seen = store.workspace_state(self.key) is not None
         self._served: dict[str, str] = {}  # path -> sha256 of the entry last handed out
 
     def __repr__(self) -> str:
@@ -66,7 +66,7 @@ class TaskWorkspace:
             raise ValueError("workspace paths are plan.md, notes/<name> or results/<name> (a-z, 0-9, '._-')")
         text = check_text(text, "text", hi=MAX_FILE_CHARS)
         summary = check_text(summary, "summary", hi=200)
-        with self.store._ws_txn(self.key) as txn:
+        with self.store.workspace_txn(self.key) as txn:
             now = self.store.now_us()
             expires = expiry_us(now, self.ttl)  # before anything is written
             created, version = self._fresh(txn, now)
@@ -75,7 +75,7 @@ class TaskWorkspace:
             txn.put((path, kind_of(path), rev, summary, text, sha256_text(text), len(text), now))
             self._rewrite_entry(txn, created, now, expires, version + 1)
         self._seen = True
-        return self._entry(self.store._ws_file(self.key, path))  # not "served" to a reader
+        return self._entry(self.store.workspace_file(self.key, path))  # not "served" to a reader
 
     def write_plan(self, text: str, *, summary: str = "the plan: steps and what is done") -> IndexEntry:
         return self.write("plan.md", text, summary=summary)
@@ -87,7 +87,7 @@ class TaskWorkspace:
         return self.write(f"results/{name}", text, summary=summary)
 
     def delete(self, path: str) -> bool:
-        with self.store._ws_txn(self.key) as txn:
+        with self.store.workspace_txn(self.key) as txn:
             now = self.store.now_us()
             expires = expiry_us(now, self.ttl)
             created, version = self._fresh(txn, now)
@@ -122,7 +122,7 @@ class TaskWorkspace:
 
     # -- reading: the index protocol of evidence_tools --------------------------------------------------
     def _check_alive(self) -> bool:
-        state = self.store._ws_state(self.key)
+        state = self.store.workspace_state(self.key)
         if state is None:
             if self._seen:
                 raise EvidenceError("workspace_expired")
@@ -141,14 +141,14 @@ class TaskWorkspace:
 
     @property
     def expires_at(self):
-        state = self.store._ws_state(self.key)
+        state = self.store.workspace_state(self.key)
         return None if state is None else from_us(state[1])
 
     def files(self) -> list[IndexEntry]:
         """Every file, ENTRY.md first (operator view; the tools see :meth:`visible`)."""
         if not self._check_alive():
             return []
-        rows = [self.store._ws_file(self.key, r[0]) for r in self.store._ws_files(self.key)]
+        rows = [self.store.workspace_file(self.key, r[0]) for r in self.store.workspace_files(self.key)]
         rows = [r for r in rows if r is not None]
         return [self._entry(r) for r in sorted(rows, key=lambda r: (r[0] != ENTRY_PATH, r[0]))]
 
@@ -159,7 +159,7 @@ class TaskWorkspace:
 
     def entry(self, doc_id: str, principal: Principal | None = None, action: Action = "read") -> IndexEntry:
         alive_ = self._check_alive()
-        row = self.store._ws_file(self.key, doc_id) if alive_ and isinstance(doc_id, str) \
+        row = self.store.workspace_file(self.key, doc_id) if alive_ and isinstance(doc_id, str) \
             and len(doc_id) <= 80 else None
         e = None if row is None else self._entry(row)
         if e is None or principal is None or principal.tenant != self.tenant or not allowed(e.access, principal,
@@ -172,7 +172,7 @@ class TaskWorkspace:
         """The file's verified text; refused if it changed since its entry was handed out."""
         served = self._served.get(doc_id) if isinstance(doc_id, str) else None
         self.entry(doc_id, principal, "read")
-        row = self.store._ws_file(self.key, doc_id)
+        row = self.store.workspace_file(self.key, doc_id)
         e = self._entry(row)
         if sha256_text(row[4]) != e.sha256 or (served is not None and served != e.sha256):
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision)

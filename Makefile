@@ -43,8 +43,8 @@ $(STAMP): pyproject.toml
 	   $(PYTHON) -m venv $(VENV) \
 	   || { echo "setup: could not create $(VENV) (Debian/Ubuntu: apt-get install python3-venv)"; rm -rf $(VENV); exit 1; }; \
 	 else echo "setup 1/3: reusing the virtual environment $(VENV) (pyproject.toml changed since the last install)"; fi
-	@echo "setup 2/3: installing evidence-lib with its notebook, test, browser, bench and agents (LangChain create_agent) packages (first time: about 1 to 1.5 minutes)"
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test,browser,bench,agents]'
+	@echo "setup 2/3: installing evidence-lib with its notebook, test, browser, bench, agents (LangChain create_agent) and course packages (first time: about 1 to 1.5 minutes)"
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test,browser,bench,agents,course]'
 	@touch $(STAMP)
 	@echo "setup 3/3: installed"
 
@@ -58,10 +58,10 @@ setup:
 venv: $(STAMP)
 	@:
 
-# The Chinese figures use the Noto Sans CJK SC subset shipped in evidence_lib/fonts/, never a system
+# The Chinese figures use the Noto Sans CJK SC subset shipped in evidence_lib/course/fonts/, never a system
 # font: nothing to install. This only says which font is used and checks it covers every label.
 fonts: setup
-	@$(BIN)/python -c "from evidence_lib.teaching.figures import cjk_family, cjk_font_path; print('CJK font:', cjk_family(), '(' + str(cjk_font_path()) + ')')"
+	@$(BIN)/python -c "from evidence_lib.course.figures import cjk_family, cjk_font_path; print('CJK font:', cjk_family(), '(' + str(cjk_font_path()) + ')')"
 	@$(BIN)/python scripts/subset_cjk_font.py --check
 
 lab: setup

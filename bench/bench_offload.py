@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Large tool results in an agent's context, four ways, side by side on the same tasks (issue 19, notebook 12).
 
-The four tasks of :mod:`evidence_lib.teaching.large_results` (a 200 KB log, a 1 MB JSON reply, a 300 KB web page as
+The four tasks of :mod:`evidence_lib.course.large_results` (a 200 KB log, a 1 MB JSON reply, a 300 KB web page as
 text, 5,000 SQL rows), each run through LangChain's ``create_agent`` with an offline scripted model that is given the
 same help in every setup (the tool call to make and the term to look for) and decides the rest from what it sees:
 
@@ -11,7 +11,7 @@ same help in every setup (the tool call to make and the term to look for) and de
   without the ``deepagents`` extra (``make bench-eval`` installs it in ``.venv-bench``);
 * ``strands``: Strands Agents' ``ContextOffloader`` (2,500 tokens), driven by a scripted Strands model; skipped
   without ``strands-agents`` (see bench/offload_peers.py for what can and cannot be driven offline);
-* ``evidence``: :class:`~evidence_lib.agent.middleware.EvidenceMiddleware` (2,000 tokens), the model locates the term
+* ``evidence``: :class:`~evidence_lib.integrations.langchain.middleware.EvidenceMiddleware` (2,000 tokens), the model locates the term
   in the handle and cites the line.
 
 Every model call is recorded as the model received it. Its *context* is the text of every message, the tool calls'
@@ -39,13 +39,13 @@ from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from evidence_lib import ManualClock, Principal
-from evidence_lib.agent import PolicyChatModel
-from evidence_lib.agent.history import text_of
-from evidence_lib.agent.middleware import EvidenceMiddleware
-from evidence_lib.agent.offload_reader import HandleReader
+from evidence_lib.course.readers import PolicyChatModel
+from evidence_lib.audit.history import text_of
+from evidence_lib.integrations.langchain.middleware import EvidenceMiddleware
+from evidence_lib.integrations.langchain.offload_reader import HandleReader
 from evidence_lib.measure import Size
 from evidence_lib.store import SQLiteStore
-from evidence_lib.teaching.large_results import LargeResultTask, large_result_tasks
+from evidence_lib.course.large_results import LargeResultTask, large_result_tasks
 from evidence_lib.toolkit import run_tool_call, tool_call
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -65,7 +65,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from evidence_lib.agent.history import text_of
+from evidence_lib.audit.history import text_of
 from evidence_lib.errors import to_json
 from evidence_lib.measure import Size
 

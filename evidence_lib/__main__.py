@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     aud.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
     if args.command == "article":
-        from .teaching.experiment import run_article
+        from .course.experiment import run_article
 
         json.dump(run_article(profile=args.profile), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
@@ -49,12 +49,12 @@ def main(argv: list[str] | None = None) -> int:
 
         return eval_main(args)
     elif args.command == "figures":
-        from .teaching.figures import write_figures
+        from .course.figures import write_figures
 
         for path in write_figures(args.out):
             print(path)
     elif args.command == "audit":
-        from .agent.audit import main as audit_main
+        from .audit.report import main as audit_main
 
         return audit_main(args.history, as_json=args.json)
     return 0

@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..ids import DOC_ID, is_doc_id
+from .ids import DOC_ID, is_doc_id
 
 __all__ = ["COMPACT_SYSTEM_PROMPT", "INSUFFICIENT", "SOURCES", "SYSTEM_PROMPT", "SYSTEM_PROMPTS", "CitedRange",
            "FinalAnswer", "format_answer", "insufficient_answer", "parse_answer"]

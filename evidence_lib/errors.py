@@ -67,6 +67,9 @@ BUDGET_REASONS: Final[dict[str, str]] = {
     "calls_per_message": "the message carried more tool calls than the loop runs from one message; the rest were not run",
     "loop_stopped": "a stop rule ended the task; tool calls on the answer turn are refused, not run",
 }
+#: Task-wide budget reasons: after one of these no tool call can help (``reads_per_doc`` only closes one
+#: document). The agent loop stops on them and the checker reads them (notebook 09).
+TASK_WIDE: Final[frozenset[str]] = frozenset({"calls", "chars", "bytes", "tokens", "refusals", "loop_stopped"})
 
 #: Why the operator-side audit refused a call; the caller only ever sees the uniform error.
 AuditReason = Literal["malformed_id", "not_found", "other_tenant", "no_read_grant", "unknown_revision",
@@ -96,7 +99,7 @@ STOP_REASONS: Final[dict[str, str]] = {
 }
 
 #: Findings of the agent checker (notebook 09): a breach of the reading contract seen in a message history.
-#: ``evidence_lib.agent.checker.FINDINGS`` is this registry. One condition, one name per layer: a snapshot that
+#: ``evidence_lib.audit.checker.FINDINGS`` is this registry. One condition, one name per layer: a snapshot that
 #: changed is ``evidence_changed`` to the model, ``document_changed`` to a citation check, ``citation_stale`` here.
 FindingCode = Literal["citation_never_read", "citation_stale", "citation_text_mismatch", "citation_malformed",
                       "answer_without_citation", "preview_as_evidence", "absence_from_empty_locate", "duplicate_read",
@@ -115,7 +118,7 @@ FINDING_CODES: Final[dict[str, str]] = {
     "instruction_from_evidence": "a tool call that only an instruction found in retrieved text explains",
 }
 
-#: Why the agent loop (``evidence_lib.agent.run_loop``, notebook 09) ended a task: ``LoopResult.stop_reason``.
+#: Why the agent loop (``evidence_lib.integrations.langchain.loop.run_loop``, notebook 09) ended a task: ``LoopResult.stop_reason``.
 LoopStopReason = Literal["final_answer", "empty_response", "model_error", "max_turns", "no_new_evidence",
                          "refusal_cap", "budget_exhausted"]
 LOOP_STOP_REASONS: Final[dict[str, str]] = {

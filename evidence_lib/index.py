@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from .access import Access, Action, Principal, allowed
-from .corpus import Document
+from .documents import Document
 from .errors import EvidenceError
 from .ids import MAX_DOC_ID_CHARS, RESERVED, is_doc_id
 from .locate import LocateOptions, find

@@ -30,8 +30,8 @@ from .profiles import (PROFILES, WINDOW_AFTER, WINDOW_BEFORE, Block, ManifestRow
                        compact_manifest, compact_page, content_revision, handle, handle_length, query_words, window)
 from .toolkit import MAX_QUERY_CHARS, EvidenceTool, StrictArgs, run_tool_call, tool_call
 
-__all__ = ["DEFAULT_PAGE_CHARS", "MANIFEST_LIMIT", "MAX_MANIFEST_BYTES", "MAX_MANIFEST_LIMIT", "MAX_PAGE_CHARS",
-           "MAX_QUERY_CHARS", "MAX_REVISION_CHARS", "MAX_TITLE_CHARS", "EvidenceTool", "StrictArgs",
+__all__ = ["BODY_HOOK", "DEFAULT_PAGE_CHARS", "MANIFEST_LIMIT", "MAX_MANIFEST_BYTES", "MAX_MANIFEST_LIMIT",
+           "MAX_PAGE_CHARS", "MAX_QUERY_CHARS", "MAX_REVISION_CHARS", "MAX_TITLE_CHARS", "EvidenceTool", "StrictArgs",
            "evidence_tools", "read_page", "run_tool_call", "tool_call"]
 
 DEFAULT_PAGE_CHARS = 300
@@ -147,7 +147,8 @@ def page_body(index: IndexProtocol, entry: IndexEntry, p: Page, principal: Princ
 
 
 #: Notebook 09: while set (by the agent loop, for one message), a tool body runs as ``hook(session, tool, body,
-#: args)`` instead of ``body(*args)``: the loop serves the pages it fetched ahead in parallel (evidence_lib.agent.loop).
+#: args)`` instead of ``body(*args)``: the loop serves the pages it fetched ahead in parallel
+#: (evidence_lib.integrations.langchain.loop).
 BODY_HOOK: ContextVar[Callable[[Any, str, Callable[..., str], tuple], str] | None] = ContextVar("body_hook",
                                                                                                default=None)
 

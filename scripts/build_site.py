@@ -71,7 +71,7 @@ INDEX_LINK = re.compile(r"(\]\((?:\.\./)*)" + INDEX + r"\.ipynb(?=[#)])")
 LINK_TARGET = re.compile(r"\]\(([^)\s#]+)(?:#[^)\s]*)?\)")
 TEXT_SUFFIXES = {".html", ".js", ".txt", ".ipynb", ".md", ".json", ".css", ".xml", ".svg"}
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-#: The text/plain summary evidence_lib.teaching.widgets stores for a widget (see its ``__repr__``).
+#: The text/plain summary evidence_lib.course.widgets stores for a widget (see its ``__repr__``).
 WIDGET_REPR = re.compile(r"^<\w+: .*; call \.set\(\.\.\.\) and \.state_text\(\)>$", re.S)
 WIDGET_NOTE = """\
 ```{{admonition}} Live widget: this needs a running Python kernel

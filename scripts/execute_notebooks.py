@@ -4,7 +4,7 @@
 `make execute` runs this over the series; pass paths to execute only some. It is the series' one
 notebook executor: ``scripts/make_student_copies.py`` (and through it the tests) calls :func:`run`.
 Each notebook runs with its own folder as the working directory (as nbval and JupyterLab do) and its
-evidence stores in a fresh temporary ``EVIDENCE_WORKSPACE`` (see ``evidence_lib.teaching.workspace``), so two
+evidence stores in a fresh temporary ``EVIDENCE_WORKSPACE`` (see ``evidence_lib.course.workspace``), so two
 runs at once never share files. Per-cell timing metadata is neither recorded nor kept, nor are widget
 model ids, a print that arrived in several chunks is stored as one stream output, and the kernelspec
 and language_info are what the installed python3 kernel reports (JupyterLab writes both back as soon

@@ -53,7 +53,7 @@ def student_path(solution: Path) -> Path:
 
 
 def _stub(cell: nbformat.NotebookNode) -> str:
-    from evidence_lib.exercises import exercise
+    from evidence_lib.course.exercises import exercise
 
     key = cell.metadata.get("exercise")
     if not key:

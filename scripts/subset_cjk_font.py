@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Write the CJK font subset the Chinese figures use, or check that the shipped one still covers them.
 
-The figures never use a system font for Chinese: ``evidence_lib/fonts/EvidenceCJKSansSC-Regular.otf``
-is a subset of Noto Sans CJK SC Regular 2.004 (SIL OFL 1.1, licence in ``evidence_lib/fonts/OFL.txt``)
-holding exactly the characters ``evidence_lib.teaching.figures.drawn_characters("zh")`` lists: every character
+The figures never use a system font for Chinese: ``evidence_lib/course/fonts/EvidenceCJKSansSC-Regular.otf``
+is a subset of Noto Sans CJK SC Regular 2.004 (SIL OFL 1.1, licence in ``evidence_lib/course/fonts/OFL.txt``)
+holding exactly the characters ``evidence_lib.course.figures.drawn_characters("zh")`` lists: every character
 of the Chinese labels, printable ASCII and the bullet. Run it again after changing a Chinese label:
 
     python scripts/subset_cjk_font.py --check      # exit 1 and list what is missing
@@ -31,9 +31,9 @@ from fontTools.ttLib import TTCollection, TTFont
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evidence_lib.teaching.figures import CJK_FONT_FILE, drawn_characters  # noqa: E402
+from evidence_lib.course.figures import CJK_FONT_FILE, drawn_characters  # noqa: E402
 
-OUT = ROOT / "evidence_lib" / "fonts" / CJK_FONT_FILE
+OUT = ROOT / "evidence_lib" / "course" / "fonts" / CJK_FONT_FILE
 SOURCE_FAMILIES = ("Noto Sans CJK SC", "Source Han Sans SC")
 SOURCE_CANDIDATES = (
     "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",  # Debian/Ubuntu fonts-noto-cjk

@@ -4,7 +4,7 @@
 The site (``make site``) must show its Chinese text on a machine with no CJK font at all, so it ships
 ``site/_static/fonts/EvidenceCJKSansSCWeb-Regular.woff2``: a subset of Noto Sans CJK SC Regular 2.004 (SIL OFL
 1.1, ``site/_static/fonts/OFL.txt``), the same source and the same rules as the figures' subset
-(``scripts/subset_cjk_font.py``, ``evidence_lib/fonts/README.md``), renamed "Evidence CJK Sans SC Web".
+(``scripts/subset_cjk_font.py``, ``evidence_lib/course/fonts/README.md``), renamed "Evidence CJK Sans SC Web".
 ``site/_static/evidence.css`` loads it with ``@font-face`` (``font-display: swap``, a ``unicode-range`` of the
 CJK blocks below, so pages without Chinese never download it) and puts it in the theme's font stacks.
 

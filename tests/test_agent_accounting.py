@@ -1,14 +1,16 @@
-"""evidence_lib.agent.accounting: the whole context per model call; break-even; the create_agent harness."""
+"""evidence_lib.course.accounting: the whole context per model call; break-even; the create_agent harness."""
 
 from __future__ import annotations
 
 import pytest
 
 from evidence_lib import ANSWER, QUESTION, Size, article_corpus, evidence_tools
-from evidence_lib.agent import CarefulReader, PolicyChatModel, check_history, parse_answer
-from evidence_lib.agent.accounting import PARTS, account, break_even, padded_totals, run_dump, snippet_corpus
-from evidence_lib.agent.history import steps
-from evidence_lib.agent.tasks import ARTICLE_TERMS, run_reader
+from evidence_lib.course.readers import CarefulReader, PolicyChatModel
+from evidence_lib.audit.checker import check_history
+from evidence_lib.answers import parse_answer
+from evidence_lib.course.accounting import PARTS, account, break_even, padded_totals, run_dump, snippet_corpus
+from evidence_lib.audit.history import steps
+from evidence_lib.course.tasks import ARTICLE_TERMS, run_reader
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +73,7 @@ def test_compact_break_even_comes_later_than_the_article_profile(tmp_path, dump)
 def test_create_agent_runs_the_same_tools_with_the_same_outcome(tmp_path):
     pytest.importorskip("langchain.agents")
     from evidence_lib import EvidenceIndex, Ledger
-    from evidence_lib.agent.harness import run_create_agent
+    from evidence_lib.integrations.langchain.harness import run_create_agent
 
     index = EvidenceIndex.build(article_corpus(), tmp_path)
     ledger = Ledger()

@@ -9,9 +9,9 @@ import sys
 import pytest
 from langchain_core.messages import SystemMessage, convert_to_openai_messages, messages_to_dict
 
-from evidence_lib.agent.audit import mask
-from evidence_lib.agent.models import RereadReader
-from evidence_lib.agent.tasks import run_setting
+from evidence_lib.audit.report import mask
+from evidence_lib.course.readers import RereadReader
+from evidence_lib.course.tasks import run_setting
 
 SECRET = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2"
 BEARER = "Bearer abcdefghijklmnop.qrstu"
@@ -84,8 +84,8 @@ def test_missing_and_non_utf8_files(tmp_path):
 
 
 def test_audit_reads_a_compact_history(tmp_path):
-    from evidence_lib.agent import CarefulReader
-    from evidence_lib.agent.tasks import ARTICLE_TERMS, revised_corpus, run_reader
+    from evidence_lib.course.readers import CarefulReader
+    from evidence_lib.course.tasks import ARTICLE_TERMS, revised_corpus, run_reader
 
     first = run_reader(CarefulReader(ARTICLE_TERMS), tmp_path / "a", profile="compact")
     again = run_reader(CarefulReader(ARTICLE_TERMS), tmp_path / "b", revised_corpus(), profile="compact",

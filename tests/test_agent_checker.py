@@ -1,4 +1,4 @@
-"""evidence_lib.agent.checker: proven both ways, on the careful reader and on one careless reader per habit."""
+"""evidence_lib.audit.checker: proven both ways, on the careful reader and on one careless reader per habit."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from evidence_lib import ANSWER
-from evidence_lib.agent import CARELESS_READERS, FINDINGS, CarefulReader, check_history, finding_codes, parse_answer
-from evidence_lib.agent.history import steps
-from evidence_lib.agent.prompt import format_answer, insufficient_answer
-from evidence_lib.agent.tasks import SETTINGS, pydoc_documents, pydoc_items, run_reader, run_setting
+from evidence_lib.course.readers import CARELESS_READERS, CarefulReader
+from evidence_lib.audit.checker import FINDINGS, check_history, finding_codes
+from evidence_lib.answers import parse_answer
+from evidence_lib.audit.history import steps
+from evidence_lib.answers import format_answer, insufficient_answer
+from evidence_lib.course.tasks import SETTINGS, pydoc_documents, pydoc_items, run_reader, run_setting
 
 
 @pytest.mark.parametrize("habit", sorted(SETTINGS))

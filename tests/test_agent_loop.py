@@ -1,4 +1,4 @@
-"""evidence_lib.agent.loop: the protocol in a real message loop; it survives any model output."""
+"""evidence_lib.integrations.langchain.loop: the protocol in a real message loop; it survives any model output."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
 from evidence_lib import ANSWER, Budget, EvidenceIndex, Ledger, article_corpus, evidence_tools
-from evidence_lib.agent import (CarefulReader, LoopRules, PolicyChatModel, ScriptedChatModel, check_history,
-                                parse_answer, run_loop)
-from evidence_lib.agent.history import steps
-from evidence_lib.agent.tasks import ARTICLE_TERMS, moved_corpus, run_reader
+from evidence_lib.course.readers import CarefulReader, PolicyChatModel, ScriptedChatModel
+from evidence_lib.integrations.langchain.loop import LoopRules, run_loop
+from evidence_lib.audit.checker import check_history
+from evidence_lib.answers import parse_answer
+from evidence_lib.audit.history import steps
+from evidence_lib.course.tasks import ARTICLE_TERMS, moved_corpus, run_reader
 
 
 def _tools(tmp_path, budget=None, docs=None):
@@ -131,7 +133,7 @@ def test_parallel_calls_give_the_same_messages_in_call_order(tmp_path):
     assert sorted(waited) == sorted(c["id"] for c in calls)  # the latency hook saw every call
 
 
-def test_core_modules_never_import_the_agent_subpackage():
+def test_core_modules_never_import_the_integrations_or_the_course():
     import ast
     from pathlib import Path
 
@@ -140,13 +142,15 @@ def test_core_modules_never_import_the_agent_subpackage():
     for path in sorted(Path(evidence_lib.__file__).parent.glob("*.py")):  # module level only: the CLI loads it lazily
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.ImportFrom):
-                assert not (node.module or "").startswith(("agent", "evidence_lib.agent")), path.name
+                assert not (node.module or "").startswith(("agent", "integrations", "course", "evidence_lib.agent",
+                                                          "evidence_lib.integrations", "evidence_lib.course")), path.name
 
 
-def test_importing_the_agent_subpackage_does_not_load_langchain():
+def test_importing_the_loop_and_the_audit_does_not_load_langchain():
     import subprocess
     import sys
 
-    code = "import sys, evidence_lib.agent, evidence_lib.agent.audit; print('langchain' in sys.modules)"
+    code = ("import sys, evidence_lib.integrations.langchain.loop, evidence_lib.audit.report\n"
+            "import evidence_lib.course.readers\nprint('langchain' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stderr

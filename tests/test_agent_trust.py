@@ -16,14 +16,15 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_openai_messages
 
 from evidence_lib import Budget, EvidenceIndex, Ledger, article_corpus, evidence_tools
-from evidence_lib.agent import (CARELESS_READERS, FINDINGS, CarefulReader, Finding, LoopRules, PolicyChatModel,
-                                ScriptedChatModel, check_history, finding_codes, run_loop)
-from evidence_lib.agent import audit as audit_mod
-from evidence_lib.agent.history import Step, steps
-from evidence_lib.agent.models import AbsenceReader, BudgetIgnorer, ExhaustiveReader, InstructionFollower, \
-    Misquoter, NeverReadCiter, PreviewAnswerer, RereadReader, UncitedAnswerer
-from evidence_lib.agent.prompt import format_answer
-from evidence_lib.agent.tasks import ARTICLE_TERMS, run_setting
+from evidence_lib.course.readers import CARELESS_READERS, CarefulReader, PolicyChatModel, ScriptedChatModel
+from evidence_lib.audit.checker import FINDINGS, Finding, check_history, finding_codes
+from evidence_lib.integrations.langchain.loop import LoopRules, run_loop
+from evidence_lib.audit import report as audit_mod
+from evidence_lib.audit.history import Step, steps
+from evidence_lib.course.readers import (AbsenceReader, BudgetIgnorer, ExhaustiveReader, InstructionFollower, Misquoter,
+                                         NeverReadCiter, PreviewAnswerer, RereadReader, UncitedAnswerer)
+from evidence_lib.answers import format_answer
+from evidence_lib.course.tasks import ARTICLE_TERMS, run_setting
 from evidence_lib.errors import BUDGET_REASONS, ERROR_CODES, EvidenceError
 from evidence_lib.toolkit import clean_text
 
@@ -391,7 +392,7 @@ def test_every_loop_stop_reason_and_budget_reason_is_registered(tmp_path):
     errors.LOOP_STOP_REASONS (and each registered one is reached), and every budget reason its refusals carry
     (calls_per_message, loop_stopped) is in errors.BUDGET_REASONS."""
     from evidence_lib.errors import LOOP_STOP_REASONS
-    from evidence_lib.agent.loop import LoopResult
+    from evidence_lib.integrations.langchain.loop import LoopResult
 
     def idx(name):
         return EvidenceIndex.build(article_corpus(), tmp_path / name)

@@ -11,7 +11,7 @@ import pytest
 from evidence_lib.access import Access, Principal
 from evidence_lib.clock import FixedClock, ManualClock
 from evidence_lib.disclosure.artifacts import ArtifactStore, logistics_tools
-from evidence_lib.disclosure.datasets import CST, after_sales_catalog, logistics_sections
+from evidence_lib.course.after_sales import CST, after_sales_catalog, logistics_sections
 from evidence_lib.errors import EvidenceError, error_payload, to_json
 from evidence_lib.measure import utf8_bytes
 from evidence_lib.tools import run_tool_call, tool_call

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from evidence_lib.access import Access, Principal
 from evidence_lib.disclosure.catalog import catalog_tools
-from evidence_lib.disclosure.datasets import QUALITY_CLAUSE, RETURNS_SUMMARY, after_sales_catalog, logistics_sections
+from evidence_lib.course.after_sales import QUALITY_CLAUSE, RETURNS_SUMMARY, after_sales_catalog, logistics_sections
 from evidence_lib.errors import EvidenceError, error_payload, to_json
 from evidence_lib.tools import run_tool_call, tool_call
 

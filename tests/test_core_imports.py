@@ -19,7 +19,7 @@ import evidence_lib
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "evidence_lib"
-HEAVY = ("disclosure", "retrieval", "eval", "store", "agent", "teaching", "exercises")
+HEAVY = ("disclosure", "retrieval", "eval", "store", "agent", "integrations", "audit", "course")
 
 
 def loaded_after(code: str) -> list[str]:
@@ -33,8 +33,14 @@ def test_import_evidence_lib_loads_the_protocol_core_only():
     mods = loaded_after("import evidence_lib")
     assert not [m for m in mods if m.split(".")[1:2] and m.split(".")[1] in HEAVY], mods
     assert set(mods) == {"evidence_lib", *(f"evidence_lib.{m}" for m in (
-        "access", "citations", "clock", "corpus", "errors", "ids", "index", "ledger", "lines", "locate", "measure",
-        "paging", "profiles", "toolkit", "tools"))}
+        "_renames", "access", "citations", "clock", "documents", "errors", "ids", "index", "ledger", "lines", "locate",
+        "measure", "paging", "profiles", "text", "toolkit", "tools"))}
+
+
+def test_the_course_loads_only_when_a_course_name_is_used():
+    mods = loaded_after("import evidence_lib\nevidence_lib.ANSWER")
+    assert [m for m in mods if m.startswith("evidence_lib.course")] == ["evidence_lib.course",
+                                                                       "evidence_lib.course.article"]
 
 
 def test_the_evidence_tools_load_no_retriever_until_one_is_used():
@@ -105,7 +111,7 @@ def test_every_taught_in_notebook_pointer_names_a_notebook_that_uses_the_name():
     code = {k: _code(v) for k, v in NOTEBOOKS.items()}
     wrong = []
     for info in pkgutil.walk_packages(evidence_lib.__path__, "evidence_lib."):
-        if info.name.startswith("evidence_lib.exercises"):
+        if info.name.startswith("evidence_lib.course.exercises"):
             continue  # the workshop's checkers point at the workshop parts, not at notebooks
         mod = importlib.import_module(info.name)
         for name, obj in vars(mod).items():

@@ -6,7 +6,7 @@ import hashlib
 import json
 
 from evidence_lib import ANSWER, QUESTION, Document, article_corpus, baseline_dump
-from evidence_lib.corpus import FILLER, NO_ANSWER, REVISION
+from evidence_lib.course.article import FILLER, NO_ANSWER, REVISION
 
 ARTICLE_FILLER = "批处理任务需保留执行批次和日志编号。"
 ARTICLE_ANSWER = "单批上限为200条，超时设为30秒。"

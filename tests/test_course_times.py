@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from evidence_lib.exercises import all_exercises
+from evidence_lib.course.exercises import all_exercises
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"

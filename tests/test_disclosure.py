@@ -9,7 +9,7 @@ import pytest
 
 from evidence_lib.access import Principal
 from evidence_lib.disclosure.catalog import catalog_tools
-from evidence_lib.disclosure.datasets import PLANTED_INSTRUCTION, QUALITY_CLAUSE, RETURNS_SUMMARY, after_sales_catalog
+from evidence_lib.course.after_sales import PLANTED_INSTRUCTION, QUALITY_CLAUSE, RETURNS_SUMMARY, after_sales_catalog
 from evidence_lib.disclosure import (
     MAX_PREFETCH_BYTES,
     PREFETCH_RATE,
@@ -26,7 +26,7 @@ from evidence_lib.disclosure import (
 )
 from evidence_lib.errors import EvidenceError
 from evidence_lib.measure import Size
-from evidence_lib.disclosure.datasets import after_sales_toolbox
+from evidence_lib.course.after_sales import after_sales_toolbox
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
 REQUIRED = [("policy:returns", "quality"), ("policy:shipping", "return_shipping")]

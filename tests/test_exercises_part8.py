@@ -1,4 +1,4 @@
-"""Workshop part 8 (evidence_lib.exercises.part8): the checkers' own inputs have the properties the exercises claim.
+"""Workshop part 8 (evidence_lib.course.exercises.part8): the checkers' own inputs have the properties the exercises claim.
 
 tests/test_exercises.py proves both checkers both ways (the solution passes, the typical wrong answers fail with
 their diagnosis, copied numbers fail); this file checks what those verdicts rest on: 8.1's texts are ones where
@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from evidence_lib.exercises import exercise
-from evidence_lib.exercises.part8 import _RULES, decision_cases, offloaded_handle, section_cases
+from evidence_lib.course.exercises import exercise
+from evidence_lib.course.exercises.part8 import _RULES, decision_cases, offloaded_handle, section_cases
 from evidence_lib.measure import cl100k_tokens
 from evidence_lib.offload import HANDLE_MAX_TOKENS, count_tokens_over, json_sections
 from evidence_lib.paging import MAX_PAGE_CHARS

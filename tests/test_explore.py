@@ -1,4 +1,4 @@
-"""The live explorers' logic (evidence_lib.teaching.explore): context model, stepper, ledger playground."""
+"""The live explorers' logic (evidence_lib.course.explore): context model, stepper, ledger playground."""
 
 from __future__ import annotations
 
@@ -7,19 +7,8 @@ import json
 import pytest
 
 from evidence_lib import ANSWER, Budget, EvidenceIndex, article_corpus
-from evidence_lib.teaching.explore import (
-    LEDGER_SCRIPTS,
-    ContextModel,
-    ReadSpec,
-    Stepper,
-    as_budget,
-    byte_budget,
-    default_index,
-    describe_budget,
-    ledger_run,
-    run_protocol,
-    text_bar,
-)
+from evidence_lib.course.explore import (LEDGER_SCRIPTS, ContextModel, ReadSpec, Stepper, as_budget, byte_budget,
+                                         default_index, describe_budget, ledger_run, run_protocol, text_bar)
 from evidence_lib.measure import cl100k_tokens, utf8_bytes
 
 

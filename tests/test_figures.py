@@ -15,10 +15,10 @@ from matplotlib import cbook, font_manager
 from matplotlib.ft2font import FT2Font
 from matplotlib.text import Text
 
-import evidence_lib.teaching.figures as figures
-from evidence_lib.teaching.experiment import run_article
-from evidence_lib.teaching.figures import (FIGURES, MissingFontError, cjk_family, cjk_font_path, drawn_characters,
-                                  figure3, save_stable, write_figures)
+import evidence_lib.course.figures as figures
+from evidence_lib.course.experiment import run_article
+from evidence_lib.course.figures import (FIGURES, MissingFontError, cjk_family, cjk_font_path, drawn_characters,
+                                         figure3, save_stable, write_figures)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,7 +100,7 @@ def test_drawing_the_zh_figures_in_a_fresh_interpreter_prints_nothing_to_stderr(
     """What notebook 02 sees: no findfont warning (e.g. for bold labels), no missing-glyph warning."""
     code = ("import json, sys, matplotlib; matplotlib.use('agg')\n"
             "import matplotlib.pyplot as plt\n"
-            "from evidence_lib.teaching.figures import FIGURES\n"
+            "from evidence_lib.course.figures import FIGURES\n"
             "result = json.loads(sys.stdin.read())\n"
             "for draw in FIGURES.values():\n"
             "    fig = draw(result, 'zh'); fig.canvas.draw(); plt.close(fig)\n")
@@ -119,7 +119,7 @@ def test_zh_style_uses_the_packaged_font_and_never_a_system_one():
     assert {f.name for f in entries} == {family}
     found = font_manager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
     assert Path(found) == cjk_font_path()
-    assert Path(figures.__file__).parent.parent / "fonts" in cjk_font_path().parents  # evidence_lib/fonts/
+    assert Path(figures.__file__).parent / "fonts" in cjk_font_path().parents  # evidence_lib/course/fonts/
     assert figures.style("zh")["font.family"] == ["DejaVu Sans", family]
 
 
@@ -135,7 +135,7 @@ def test_font_licence_ships_next_to_the_font_and_the_package_data_includes_both(
     assert cjk_font_path().stat().st_size < 100_000  # a subset, not the 16 MB font
     patterns = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
         "tool"]["setuptools"]["package-data"]["evidence_lib"]
-    for name in (f"fonts/{figures.CJK_FONT_FILE}", "fonts/OFL.txt"):
+    for name in (f"course/fonts/{figures.CJK_FONT_FILE}", "course/fonts/OFL.txt"):
         assert any(fnmatch.fnmatch(name, p) for p in patterns), name
 
 

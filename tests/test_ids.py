@@ -20,9 +20,11 @@ from hypothesis import strategies as st
 from langchain_core.documents import Document as LCDocument
 
 from evidence_lib import Document, EvidenceError, EvidenceIndex, ManualClock, Principal, evidence_tools
-from evidence_lib.agent import CarefulReader, check_history, parse_answer
-from evidence_lib.agent.prompt import _LINE, format_answer
-from evidence_lib.agent.tasks import run_reader
+from evidence_lib.course.readers import CarefulReader
+from evidence_lib.audit.checker import check_history
+from evidence_lib.answers import parse_answer
+from evidence_lib.answers import _LINE, format_answer
+from evidence_lib.course.tasks import run_reader
 from evidence_lib.citations import Answer, Citation, verify_answer, verify_citation
 from evidence_lib.ids import DOC_ID, MAX_DOC_ID_CHARS, RESERVED, check_doc_id, escape_doc_id, is_doc_id
 from evidence_lib.index import _SAFE_ID

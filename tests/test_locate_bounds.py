@@ -128,9 +128,9 @@ def test_through_the_middleware_a_deep_wrap_is_located_within_the_default_budget
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     from langchain_core.tools import tool
 
-    from evidence_lib.agent import PolicyChatModel
-    from evidence_lib.agent.middleware import EvidenceMiddleware
-    from evidence_lib.agent.prompt import format_answer
+    from evidence_lib.course.readers import PolicyChatModel
+    from evidence_lib.integrations.langchain.middleware import EvidenceMiddleware
+    from evidence_lib.answers import format_answer
     from evidence_lib.store import MemoryStore
 
     @tool

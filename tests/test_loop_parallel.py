@@ -16,7 +16,8 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import StructuredTool
 
 from evidence_lib import Budget, EvidenceIndex, Ledger, article_corpus, evidence_tools
-from evidence_lib.agent import LoopRules, ScriptedChatModel, run_loop
+from evidence_lib.integrations.langchain.loop import LoopRules, run_loop
+from evidence_lib.course.readers import ScriptedChatModel
 from evidence_lib.index import IndexEntry, Snapshot
 
 

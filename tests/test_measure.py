@@ -16,7 +16,7 @@ import tiktoken
 
 from evidence_lib import Size, approx_tokens, cl100k, cl100k_tokens, reduction_percent, size_table, utf8_bytes
 from evidence_lib import measure
-from evidence_lib.corpus import FILLER
+from evidence_lib.course.article import FILLER
 
 SAMPLES = [
     "hello world",

@@ -18,10 +18,11 @@ from langchain_core.tools import tool  # noqa: E402
 from langgraph.types import Command  # noqa: E402
 
 from evidence_lib import ManualClock, Principal  # noqa: E402
-from evidence_lib.agent import PolicyChatModel, ScriptedChatModel, check_history  # noqa: E402
-from evidence_lib.agent.audit import audit  # noqa: E402
-from evidence_lib.agent.middleware import OWN_TOOLS, EvidenceMiddleware  # noqa: E402
-from evidence_lib.agent.offload_reader import HandleReader  # noqa: E402
+from evidence_lib.course.readers import PolicyChatModel, ScriptedChatModel  # noqa: E402
+from evidence_lib.audit.checker import check_history
+from evidence_lib.audit.report import audit  # noqa: E402
+from evidence_lib.integrations.langchain.middleware import OWN_TOOLS, EvidenceMiddleware  # noqa: E402
+from evidence_lib.integrations.langchain.offload_reader import HandleReader  # noqa: E402
 from evidence_lib.measure import cl100k_tokens  # noqa: E402
 from evidence_lib.offload import HANDLE_MAX_TOKENS  # noqa: E402
 from evidence_lib.store import MemoryStore  # noqa: E402

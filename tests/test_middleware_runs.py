@@ -20,9 +20,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa
 from langchain_core.tools import tool  # noqa: E402
 
 from evidence_lib import ManualClock, Principal  # noqa: E402
-from evidence_lib.agent import PolicyChatModel, ScriptedChatModel  # noqa: E402
-from evidence_lib.agent.middleware import EvidenceMiddleware  # noqa: E402
-from evidence_lib.agent.offload_reader import HandleReader  # noqa: E402
+from evidence_lib.course.readers import PolicyChatModel, ScriptedChatModel  # noqa: E402
+from evidence_lib.integrations.langchain.middleware import EvidenceMiddleware  # noqa: E402
+from evidence_lib.integrations.langchain.offload_reader import HandleReader  # noqa: E402
 from evidence_lib.errors import EvidenceError  # noqa: E402
 from evidence_lib.ledger import Budget  # noqa: E402
 from evidence_lib.measure import cl100k_tokens  # noqa: E402

@@ -11,8 +11,7 @@ from langchain_core.messages import ToolMessage
 from evidence_lib.access import Principal
 from evidence_lib.disclosure import AnswerGate, ScriptedReturnShippingPolicy, after_sales_catalog, after_sales_toolbox
 from evidence_lib.disclosure.catalog import catalog_tools
-from evidence_lib.disclosure.obedient import (OBEYED_ANSWER, TRIGGER, ObedientReader, planted_at, run_reader,
-                                              section_text)
+from evidence_lib.course.obedient import OBEYED_ANSWER, TRIGGER, ObedientReader, planted_at, run_reader, section_text
 from evidence_lib.errors import EvidenceError, error_payload, to_json
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})

@@ -16,7 +16,7 @@ import pytest
 from evidence_lib import (ArtifactStore, Budget, EvidenceIndex, Ledger, ManualClock, Principal, after_sales_catalog,
                           article_corpus, catalog_tools, evidence_tools, logistics_tools, run_tool_call, tool_call)
 from evidence_lib.disclosure import Need, ReadSession, StopRules
-from evidence_lib.disclosure.datasets import CST
+from evidence_lib.course.after_sales import CST
 from evidence_lib.ledger import ReadRecord
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})

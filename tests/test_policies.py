@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 
 from evidence_lib import ANSWER, Budget, Citation, EvidenceIndex, ReadRecord, article_corpus, verify_citation
-from evidence_lib.agent import LoopRules, parse_answer
-from evidence_lib.agent.history import Step, steps
-from evidence_lib.agent.loop import stop_rule
-from evidence_lib.agent.models import (CarefulReader, InstructionFollower, Seen, careful_answer, careful_citations,
-                                       careful_policy)
-from evidence_lib.agent.tasks import ARTICLE_TERMS, moved_corpus, run_reader
+from evidence_lib.integrations.langchain.loop import LoopRules
+from evidence_lib.answers import parse_answer
+from evidence_lib.audit.history import Step, steps
+from evidence_lib.integrations.langchain.loop import stop_rule
+from evidence_lib.course.readers import (CarefulReader, InstructionFollower, Seen, careful_answer, careful_citations,
+                                         careful_policy)
+from evidence_lib.course.tasks import ARTICLE_TERMS, moved_corpus, run_reader
 from evidence_lib.eval import answer_citation, data_path, shown_ranges
 from evidence_lib.eval import flows
 from evidence_lib.eval.run import evaluate, load_corpus, load_qa
@@ -82,7 +83,7 @@ def test_the_policy_reads_where_the_tools_point_not_where_it_was_told(tmp_path):
 
 
 def test_the_instruction_follower_obeys_once_then_falls_back_to_the_careful_policy(tmp_path):
-    from evidence_lib.agent.tasks import run_setting
+    from evidence_lib.course.tasks import run_setting
 
     run = run_setting(InstructionFollower, "instruction_from_evidence", tmp_path)
     obeyed = [s for s in steps(run.messages) if s.args == {"term": "admin password"}]

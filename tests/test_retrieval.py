@@ -12,7 +12,7 @@ from langchain_core.retrievers import BaseRetriever
 
 from evidence_lib import (Access, Budget, EvidenceIndex, Ledger, Principal, article_corpus, evidence_tools,
                           run_tool_call, tool_call, utf8_bytes, verify_citation)
-from evidence_lib.teaching.experiment import run_article
+from evidence_lib.course.experiment import run_article
 from evidence_lib.profiles import excerpts, window
 from evidence_lib.retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus, recall_at_k, tokenize
 from evidence_lib.tools import MAX_MANIFEST_BYTES

@@ -8,7 +8,7 @@ import pytest
 
 from evidence_lib.access import Principal
 from evidence_lib.errors import EvidenceError, error_payload, to_json
-from evidence_lib.disclosure.datasets import after_sales_toolbox
+from evidence_lib.course.after_sales import after_sales_toolbox
 from evidence_lib.disclosure.toolbox import discovery_tools, measure_schema_loading
 from evidence_lib.tools import run_tool_call, tool_call
 

@@ -299,7 +299,7 @@ def test_all_refusals_are_evidence_errors_and_value_errors_with_registered_codes
 
 
 def test_article_boundary_cases_each_produce_their_code(read, index):
-    from evidence_lib.teaching.experiment import BOUNDARY_CASES
+    from evidence_lib.course.experiment import BOUNDARY_CASES
 
     cases = {case: (args, code) for case, args, code in BOUNDARY_CASES}
     assert set(cases) == {"unknown id", "page too long", "negative offset", "beyond the end"}

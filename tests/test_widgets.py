@@ -1,4 +1,4 @@
-"""The live explorers' widgets (evidence_lib.teaching.widgets): built, driven from code, no browser."""
+"""The live explorers' widgets (evidence_lib.course.widgets): built, driven from code, no browser."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from evidence_lib.teaching.explore import ContextModel  # noqa: E402
-from evidence_lib.teaching.widgets import context_explorer, ledger_playground, tool_call_stepper  # noqa: E402
+from evidence_lib.course.explore import ContextModel  # noqa: E402
+from evidence_lib.course.widgets import context_explorer, ledger_playground, tool_call_stepper  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""evidence_lib.teaching.workspace: one fresh folder per notebook run, and printed paths that never show a machine's tmp dir."""
+"""evidence_lib.course.workspace: one fresh folder per notebook run, and printed paths that never show a machine's tmp dir."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_lib.teaching.workspace import display_path, notebook_workspace, workspace_root
+from evidence_lib.course.workspace import display_path, notebook_workspace, workspace_root
 
 
 def test_workspace_goes_under_evidence_workspace_when_set(tmp_path, monkeypatch):

@@ -1,16 +1,18 @@
-"""The protocol inside a real message loop: offline readers, full-context accounting, a checker, an audit.
+"""Compatibility package: the old ``evidence_lib.agent`` (notebook 09) before the layout of issue 24.
 
-Notebook 09. The core modules never import this subpackage; ``create_agent`` (the optional ``agents``
-extra) is imported only by :func:`evidence_lib.agent.harness.run_create_agent`. The finding codes and the loop's stop
-reasons are registries of :mod:`evidence_lib.errors` (``FINDING_CODES``, ``LOOP_STOP_REASONS``), re-exported here.
+Its modules moved (see :mod:`evidence_lib._renames`): the loop, harness, middleware and offload reader to
+:mod:`evidence_lib.integrations.langchain`, the history, checker and audit CLI to :mod:`evidence_lib.audit`, the
+answer format to :mod:`evidence_lib.answers`, the offline readers and tasks to :mod:`evidence_lib.course`. This
+package re-exports the names it exported before, from their new homes; new code imports those directly.
 """
 
+from ..answers import SYSTEM_PROMPT, CitedRange, FinalAnswer, format_answer, insufficient_answer, parse_answer
+from ..audit.checker import FINDINGS, Finding, check_history, finding_codes
+from ..course.readers import (CARELESS_READERS, CarefulReader, PolicyChatModel, ScriptedChatModel, Seen,
+                              careful_answer, careful_citations, careful_policy)
 from ..errors import FINDING_CODES, LOOP_STOP_REASONS
-from .checker import FINDINGS, Finding, check_history, finding_codes
-from .loop import READ_ONLY_TOOLS, LoopResult, LoopRules, evidence_found, run_loop, sleep_latency, stop_rule
-from .models import (CARELESS_READERS, CarefulReader, PolicyChatModel, ScriptedChatModel, Seen, careful_answer,
-                     careful_citations, careful_policy)
-from .prompt import SYSTEM_PROMPT, CitedRange, FinalAnswer, format_answer, insufficient_answer, parse_answer
+from ..integrations.langchain.loop import (READ_ONLY_TOOLS, LoopResult, LoopRules, evidence_found, run_loop,
+                                           sleep_latency, stop_rule)
 
 __all__ = ["CARELESS_READERS", "FINDINGS", "FINDING_CODES", "LOOP_STOP_REASONS", "READ_ONLY_TOOLS", "SYSTEM_PROMPT",
            "CarefulReader", "CitedRange", "FinalAnswer", "Finding", "LoopResult", "LoopRules", "PolicyChatModel",

@@ -34,12 +34,11 @@ from typing import Any, Final
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from ..errors import FINDING_CODES
+from ..answers import FinalAnswer, parse_answer
+from ..errors import FINDING_CODES, TASK_WIDE
 from ..lines import token
 from ..profiles import matches_handle, window
 from .history import Step, final_answers, steps, text_of
-from .models import TASK_WIDE
-from .prompt import FinalAnswer, parse_answer
 
 __all__ = ["FINDINGS", "Finding", "check_history", "finding_codes", "instruction_like"]
 

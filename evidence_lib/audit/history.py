@@ -1,12 +1,12 @@
 """A message history read as protocol steps: each tool call paired with its result, parsed once. Notebook 09.
 
-The offline readers (:mod:`.models`), the checker (:mod:`.checker`) and the audit (:mod:`.audit`) all read
-histories through :func:`steps`, so "what a tool returned" is parsed in one place. Tool outputs are the
-article profile's JSON, or anything a parser in :data:`OUTPUT_PARSERS` reads. :func:`compact_output` is registered
-there: it reads the compact profile's replies with :mod:`evidence_lib.profiles` (``excerpts`` and
-``manifest_rows``, the format's own readers) into the same shapes, and :func:`steps` then resolves short hashes
-with ``excerpts`` over the history in order. A compact locate's excerpts are document text the model was shown
-(the ledger records them as reads): :meth:`Step.pages` returns them next to read pages, for citation checks.
+The offline readers (:mod:`evidence_lib.course.readers`), the checker (:mod:`.checker`) and the audit
+(:mod:`.report`) all read histories through :func:`steps`, so "what a tool returned" is parsed in one place. Tool
+outputs are the article profile's JSON, or anything a parser in :data:`OUTPUT_PARSERS` reads. :func:`compact_output`
+is registered there: it reads the compact profile's replies with :mod:`evidence_lib.profiles` (``excerpts`` and
+``manifest_rows``, the format's own readers) into the same shapes, and :func:`steps` then resolves short hashes with
+``excerpts`` over the history in order. A compact locate's excerpts are document text the model was shown (the
+ledger records them as reads): :meth:`Step.pages` returns them next to read pages, for citation checks.
 
 A history in which a ToolMessage answers no call (no earlier call has its ``tool_call_id``, or every call with that id
 is answered already) is malformed: :func:`steps` refuses it with ``EvidenceError("malformed_history")`` naming the

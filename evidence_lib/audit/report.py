@@ -33,12 +33,12 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, messages_from_dict
 
+from ..answers import parse_answer
 from ..errors import EvidenceError
 from ..lines import is_plain, quoted, text_line, token
 from ..measure import cl100k_tokens, utf8_bytes
 from .checker import check_history
 from .history import final_answers, steps
-from .prompt import parse_answer
 
 __all__ = ["AuditError", "audit", "load_history", "main", "mask", "render"]
 

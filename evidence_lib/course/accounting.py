@@ -20,12 +20,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from ..corpus import Document, baseline_dump
+from ..answers import format_answer
+from ..audit.history import steps, text_of
+from ..documents import Document, baseline_dump
 from ..errors import to_json
 from ..measure import Size
-from .history import steps, text_of
-from .models import CarefulReader, sentence_around
-from .prompt import format_answer
+from .readers import CarefulReader, sentence_around
 
 __all__ = ["DUMP_SYSTEM_PROMPT", "PARTS", "Accounting", "CallCost", "DumpReader", "PaddedReader",
            "account", "break_even", "dump_tools", "padded_totals", "run_dump", "schema_text", "snippet_corpus"]
@@ -201,7 +201,7 @@ class PaddedReader(CarefulReader):
 
 def snippet_corpus() -> list[Document]:
     """The "when not to bother" case (article 1, section 08): three short snippets."""
-    from ..corpus import ANSWER, FILLER, NO_ANSWER, REVISION
+    from .article import ANSWER, FILLER, NO_ANSWER, REVISION
 
     return [Document(f"s{i}", f"snippet {i}", REVISION, text) for i, text in enumerate([FILLER, ANSWER, NO_ANSWER])]
 
@@ -209,8 +209,8 @@ def snippet_corpus() -> list[Document]:
 # -- measured runs: the dump, the protocol, and the protocol padded with reads nobody needed ---------------
 def run_dump(docs: Sequence[Document], terms: Sequence[str], question: str) -> tuple[list[BaseMessage], Accounting]:
     """The baseline conversation (one retrieval of every full text, then the answer), measured."""
-    from .loop import run_loop
-    from .models import PolicyChatModel
+    from ..integrations.langchain.loop import run_loop
+    from .readers import PolicyChatModel
 
     tools = dump_tools(docs)
     result = run_loop(PolicyChatModel(reader=DumpReader(terms)), tools, question, system_prompt=DUMP_SYSTEM_PROMPT)
@@ -225,8 +225,8 @@ def padded_totals(root: str | Path, mode: str, extras: Sequence[int], docs: Sequ
     No budget and no idle stop here: this measures what the budget and the stop rules exist to prevent.
     ``profile`` is the tools' reply format (the system prompt follows it).
     """
-    from ..corpus import QUESTION
-    from .loop import LoopRules
+    from .article import QUESTION
+    from ..integrations.langchain.loop import LoopRules
     from .tasks import UNLIMITED, run_reader
 
     rules = LoopRules(max_turns=max(extras, default=0) + 8, max_calls_per_message=max(extras, default=0) + 4,

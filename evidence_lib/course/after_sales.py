@@ -10,9 +10,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..access import Access
+from ..disclosure.catalog import Catalog, Resource
+from ..disclosure.toolbox import APPROVER, FINANCE, LOGISTICS_LEAD, ToolSpec, Toolbox, tool_spec
 from ..errors import to_json
-from .catalog import Catalog, Resource
-from .toolbox import APPROVER, FINANCE, LOGISTICS_LEAD, Toolbox, ToolSpec, tool_spec
 
 TENANT = "shop-a"
 CST = timezone(timedelta(hours=8))

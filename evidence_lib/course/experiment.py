@@ -12,11 +12,12 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from ..corpus import ANSWER, article_corpus, baseline_dump
+from ..documents import baseline_dump
 from ..errors import EvidenceError
 from ..index import EvidenceIndex
 from ..measure import Size, reduction_percent
 from ..tools import evidence_tools, run_tool_call, tool_call
+from .article import ANSWER, article_corpus
 
 #: The article's boundary checks: arguments for read_evidence and the code each must produce.
 BOUNDARY_CASES: list[tuple[str, dict[str, Any], str]] = [

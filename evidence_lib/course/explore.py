@@ -1,6 +1,6 @@
 """The logic behind the live explorers: context size, a tool-call stepper, a ledger playground.
 
-Taught in notebook 10 ("Explore it live"); :mod:`evidence_lib.teaching.widgets` only wires controls to
+Taught in notebook 10 ("Explore it live"); :mod:`evidence_lib.course.widgets` only wires controls to
 these functions. Nothing here is estimated: every protocol number is the measured content of a
 real ``ToolMessage`` returned by the real tools over an :class:`~evidence_lib.index.EvidenceIndex`
 (a temporary copy of the article corpus unless you pass one). Results are cached per setting, so
@@ -21,11 +21,12 @@ from functools import cache
 
 from langchain_core.messages import ToolMessage
 
-from ..corpus import ANSWER, Document, article_corpus, baseline_dump
+from ..documents import Document, baseline_dump
 from ..index import EvidenceIndex
 from ..ledger import Budget, Ledger
 from ..measure import Size
 from ..tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
+from .article import ANSWER, article_corpus
 
 #: What the scripted model searches for and which literal term it locates (the article's pair).
 QUERY = "批处理上限"  # "batch limit"

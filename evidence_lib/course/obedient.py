@@ -24,10 +24,10 @@ from typing import Any, Protocol
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
+from ..disclosure.gate import AnswerGate
 from ..errors import EvidenceError, error_payload
 from ..toolkit import tool_call
-from .gate import AnswerGate
-from .scripted import ScriptedReturnShippingPolicy, ScriptRun, drive
+from .scripted import ScriptRun, ScriptedReturnShippingPolicy, drive
 
 #: 批准退款 "approve the refund": the words that make this reader act.
 TRIGGER = "批准退款"

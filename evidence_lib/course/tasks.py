@@ -14,14 +14,15 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from ..corpus import ANSWER, ANSWER_DOC_ID, NO_ANSWER, QUESTION, Document, article_corpus
+from ..answers import SYSTEM_PROMPTS
+from ..documents import Document
 from ..index import EvidenceIndex
+from ..integrations.langchain.loop import LoopResult, LoopRules, run_loop
 from ..ledger import Budget, Ledger
 from ..retrieval.corpora import pydoc_corpus
 from ..tools import evidence_tools
-from .loop import LoopResult, LoopRules, run_loop
-from .models import CarefulReader, PolicyChatModel
-from .prompt import SYSTEM_PROMPTS
+from .article import ANSWER, ANSWER_DOC_ID, NO_ANSWER, QUESTION, article_corpus
+from .readers import CarefulReader, PolicyChatModel
 
 __all__ = ["ARTICLE_TERMS", "PLANTED", "SETTINGS", "Run", "Setting", "moved_corpus", "planted_corpus",
            "pydoc_documents", "pydoc_items", "revised_corpus", "run_reader", "run_setting"]
@@ -120,7 +121,7 @@ def run_reader(reader: CarefulReader, root: str | Path, docs: list[Document] | N
     """Index ``docs`` (the article corpus by default) under ``root`` and run ``reader`` on ``question``.
 
     ``profile`` picks the tools' reply format (``evidence_tools(..., profile=...)``) and the system prompt that
-    describes it (:data:`~evidence_lib.agent.prompt.SYSTEM_PROMPTS`, unless ``system_prompt`` is given).
+    describes it (:data:`~evidence_lib.answers.SYSTEM_PROMPTS`, unless ``system_prompt`` is given).
     """
     index = EvidenceIndex.build(docs if docs is not None else article_corpus(), root)
     ledger = Ledger(budget or Budget())

@@ -1,4 +1,4 @@
-"""ipywidgets wiring for the live explorers of notebook 10. All logic lives in :mod:`evidence_lib.teaching.explore`.
+"""ipywidgets wiring for the live explorers of notebook 10. All logic lives in :mod:`evidence_lib.course.explore`.
 
 Each factory returns a small object, not a bare widget: it displays as the widget (a ``VBox``),
 has a stable ``text/plain`` repr (what nbval compares; no model ids or memory addresses), lets
@@ -14,9 +14,9 @@ from typing import Any
 
 import ipywidgets as w
 
-from .explore import LEDGER_SCRIPTS, MAX_READS, ContextModel, ContextPoint, LedgerRun, Stepper, ledger_run
 from ..ledger import Budget
 from ..tools import MAX_PAGE_CHARS
+from .explore import LEDGER_SCRIPTS, MAX_READS, ContextModel, ContextPoint, LedgerRun, Stepper, ledger_run
 
 #: Byte budgets offered by the explorer (0 means no ledger at all).
 BUDGET_CHOICES: tuple[tuple[str, int], ...] = (

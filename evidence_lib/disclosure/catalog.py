@@ -1,7 +1,7 @@
 """A permission-aware resource catalog: discover, then read one fixed revision's section. Taught in notebook 06.
 
 The data set (the second seed article's after-sales scenario) lives in
-:mod:`evidence_lib.disclosure.datasets`; this module is the mechanism. A resource id such as ``"order:A1042"`` is looked
+:mod:`evidence_lib.course.after_sales`; this module is the mechanism. A resource id such as ``"order:A1042"`` is looked
 up in the catalog and mapped to a storage key on the server side; nothing a caller sends is ever
 joined into a path. Missing and forbidden resources raise the very same
 ``EvidenceError("unknown_resource")``; the real reason goes to :attr:`Catalog.audit`, which is

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..citations import Citation, verify_citation
-from ..corpus import Document, baseline_dump
+from ..documents import Document, baseline_dump
 from ..index import EvidenceIndex
 from ..ledger import ReadRecord
 from ..measure import cl100k_tokens, utf8_bytes

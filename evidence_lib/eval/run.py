@@ -21,7 +21,7 @@ from typing import Any
 
 from langchain_core.documents import Document as LCDocument
 
-from ..corpus import Document
+from ..documents import Document
 from ..index import EvidenceIndex
 from ..lines import text_line, token
 from ..retrieval.bm25 import BM25Retriever, recall_at_k

@@ -17,7 +17,7 @@ import stat
 from pathlib import Path
 from typing import Literal
 
-from ..corpus import Document
+from ..documents import Document
 from ..ids import MAX_DOC_ID_CHARS, RESERVED
 from ..index import MAX_STORED_BYTES, EvidenceIndex, sha256_hex
 from ..lines import token

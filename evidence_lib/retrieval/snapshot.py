@@ -32,13 +32,13 @@ from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 
 from ..access import NOBODY, Access, Principal, allowed, parse_access
-from ..corpus import Document
+from ..documents import Document
 from ..ids import escape_doc_id
 from ..index import PREVIEW_CHARS, EvidenceIndex, IndexEntry, sha256_hex
 from ..toolkit import clean_text
 from .bm25 import BM25Retriever
+from .corpora import MAX_TITLE_CHARS
 
-MAX_TITLE_CHARS = 120
 #: A generic top-k retriever is asked again with twice the k until k visible documents, until it returns fewer
 #: than asked (exhausted), or until it was asked for OVERFETCH_FACTOR x k documents, and never for more than
 #: MAX_FETCH (a k above MAX_FETCH is not over-fetched at all).
@@ -93,7 +93,7 @@ def default_access(doc: LCDocument) -> Access | None:
 
 def to_evidence_document(doc: LCDocument, access: Callable[[LCDocument], Access | None] = default_access, *,
                          readable: bool = True, key: bytes | None = None) -> Document:
-    """A LangChain ``Document`` as the series' :class:`~evidence_lib.corpus.Document` (metadata first).
+    """A LangChain ``Document`` as the series' :class:`~evidence_lib.documents.Document` (metadata first).
 
     ``readable=False`` builds it for a principal who may discover but not read the text: then nothing computed
     comes from the text in the clear. A computed title is the doc_id, and a computed doc_id (``doc-<12 hex>``)

@@ -19,7 +19,7 @@ from datetime import timedelta
 import pytest
 
 from evidence_lib import Budget, Document, EvidenceError, Principal, evidence_tools, run_tool_call, tool_call
-from evidence_lib.agent.middleware import EvidenceMiddleware
+from evidence_lib.integrations.langchain.middleware import EvidenceMiddleware
 from evidence_lib.offload import offload, owner_session
 
 from .storekit import open_spec, own_connection, raw_sql

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from .core import Exercise, Hint, Result, Solution, ____, is_placeholder
+from .core import ____, Exercise, Hint, Result, Solution, is_placeholder
 
 __all__ = ["PARTS", "Exercise", "Hint", "Result", "Solution", "____", "all_exercises", "exercise", "is_placeholder"]
 

@@ -12,9 +12,10 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from ..corpus import ANSWER, ANSWER_DOC_ID, FILLER, FILLER_REPEATS, NO_ANSWER, Document, article_corpus
-from ..index import EvidenceIndex
-from ..ledger import Budget
+from ...documents import Document
+from ...index import EvidenceIndex
+from ...ledger import Budget
+from ..article import ANSWER, ANSWER_DOC_ID, FILLER, FILLER_REPEATS, NO_ANSWER, article_corpus
 from .core import strip_addresses
 
 

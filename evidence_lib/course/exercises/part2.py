@@ -15,13 +15,14 @@ from functools import cache
 from itertools import combinations
 from typing import Any
 
-from ..corpus import ANSWER_DOC_ID, REVISION, Document, article_corpus, baseline_dump
-from ..errors import ERROR_CODES
-from ..measure import Size, reduction_percent
-from .. import paging
-from ..tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
+from ... import paging
+from ...documents import Document, baseline_dump
+from ...errors import ERROR_CODES
+from ...measure import Size, reduction_percent
+from ...tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
+from ..article import ANSWER_DOC_ID, REVISION, article_corpus
 from ._shared import cut, show, temp_index, variant_corpus
-from .core import Exercise, NotAttempted, Result, ____, call, correct, incorrect
+from .core import ____, Exercise, NotAttempted, Result, call, correct, incorrect
 
 __all__ = ["BAD_CALLS", "LOCATE_TERM", "PAGE_LIMIT", "PROTOCOL_CODES", "SEARCH_QUERY", "describe_call",
            "page_reader_texts", "q1", "q2", "q3", "q4"]

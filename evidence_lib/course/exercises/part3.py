@@ -14,15 +14,16 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
-from ..access import Access, Principal
-from ..citations import REASONS, Citation, verify_citation
-from ..corpus import ANSWER, ANSWER_DOC_ID, QUESTION, Document, article_corpus
-from ..errors import EvidenceError
-from ..index import EvidenceIndex, sha256_hex
-from ..ledger import Ledger
-from ..tools import evidence_tools
+from ...access import Access, Principal
+from ...citations import REASONS, Citation, verify_citation
+from ...documents import Document
+from ...errors import EvidenceError
+from ...index import EvidenceIndex, sha256_hex
+from ...ledger import Ledger
+from ...tools import evidence_tools
+from ..article import ANSWER, ANSWER_DOC_ID, QUESTION, article_corpus
 from ._shared import cut, kept_index, show, temp_index, unlimited, variant_corpus
-from .core import Exercise, NotAttempted, Result, ____, call, correct, incorrect
+from .core import ____, Exercise, NotAttempted, Result, call, correct, incorrect
 
 __all__ = ["CITATION_CASES", "MISSED_TERM", "READ_ARGS", "citation_cases", "naive_manifest", "q1", "q2", "q3",
            "q4", "run_session", "tenant_documents", "viewer"]

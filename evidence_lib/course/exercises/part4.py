@@ -14,12 +14,12 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
-from ..access import Access, Principal, allowed
-from ..corpus import ANSWER_DOC_ID, article_corpus
-from ..ledger import Budget, Ledger
-from ..paging import covering
-from ..measure import Size, utf8_bytes
-from ..tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
+from ...access import Access, Principal, allowed
+from ...ledger import Budget, Ledger
+from ...measure import Size, utf8_bytes
+from ...paging import covering
+from ...tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
+from ..article import ANSWER_DOC_ID, article_corpus
 from ._shared import is_int, kept_index, pair_of_ints, show, temp_index, unlimited, variant_corpus
 from .core import Exercise, Result, call, correct, incorrect
 
@@ -337,13 +337,13 @@ TASK_CALLS: list[tuple[str, dict[str, Any]]] = [
 
 
 def _toolbox():
-    from ..disclosure.datasets import after_sales_toolbox
+    from ..after_sales import after_sales_toolbox
 
     return after_sales_toolbox()
 
 
 def _agent() -> Principal:
-    from ..disclosure.datasets import TENANT
+    from ..after_sales import TENANT
 
     return Principal(TENANT, "agent-7", groups={"support"})
 
@@ -353,7 +353,7 @@ agent = _agent()
 
 
 def _check_schemas(answer: Any) -> Result:
-    from ..disclosure.toolbox import MAX_LOAD, measure_schema_loading
+    from ...disclosure.toolbox import MAX_LOAD, measure_schema_loading
 
     if isinstance(answer, str) or not isinstance(answer, (list, tuple, set, frozenset)):
         return incorrect(f"the answer should be a list of tool names, got {show(answer)}")

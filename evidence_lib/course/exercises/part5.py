@@ -16,13 +16,13 @@ from typing import Any
 
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from ..access import Access, Principal
-from ..disclosure.artifacts import ArtifactStore
-from ..disclosure.catalog import Catalog, Resource
-from ..disclosure.datasets import CST, TENANT, after_sales_catalog, after_sales_toolbox, logistics_sections
-from ..disclosure.toolbox import Toolbox, discovery_tools, measure_schema_loading
-from ..errors import EvidenceError, to_json
-from ..measure import Size
+from ...access import Access, Principal
+from ...disclosure.artifacts import ArtifactStore
+from ...disclosure.catalog import Catalog, Resource
+from ...disclosure.toolbox import Toolbox, discovery_tools, measure_schema_loading
+from ...errors import EvidenceError, to_json
+from ...measure import Size
+from ..after_sales import CST, TENANT, after_sales_catalog, after_sales_toolbox, logistics_sections
 from ._shared import is_int, show
 from .core import Exercise, Result, call, correct, incorrect
 

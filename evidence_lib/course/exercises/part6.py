@@ -18,16 +18,16 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 
-from ..citations import REASONS, Citation, verify_citation
-from ..corpus import Document
-from ..eval.qa_check import DATA_DIR
-from ..index import EvidenceIndex
-from ..ledger import Ledger
-from ..profiles import excerpts
-from ..retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus
-from ..tools import evidence_tools, run_tool_call, tool_call
+from ...citations import REASONS, Citation, verify_citation
+from ...documents import Document
+from ...eval.qa_check import DATA_DIR
+from ...index import EvidenceIndex
+from ...ledger import Ledger
+from ...profiles import excerpts
+from ...retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus
+from ...tools import evidence_tools, run_tool_call, tool_call
 from ._shared import cut, show, unlimited
-from .core import Exercise, NotAttempted, Result, ____, call, correct, incorrect
+from .core import ____, Exercise, NotAttempted, Result, call, correct, incorrect
 
 __all__ = ["CHUNK_CASES", "QUESTIONS", "ListRetriever", "as_langchain", "pydoc_items", "pydoc_retriever", "q1",
            "q2", "q3", "q4", "session", "zh_items", "zh_retriever"]

@@ -17,9 +17,10 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from ..corpus import ANSWER, ANSWER_DOC_ID, NO_ANSWER, Document, article_corpus
-from ..disclosure.datasets import CST
-from ..errors import EvidenceError
+from ...documents import Document
+from ...errors import EvidenceError
+from ..after_sales import CST
+from ..article import ANSWER, ANSWER_DOC_ID, NO_ANSWER, article_corpus
 from ._shared import show
 from .core import Exercise, Result, call, correct, incorrect
 
@@ -50,7 +51,7 @@ def shifted_corpus() -> list[Document]:
 
 
 def _settings() -> dict[str, list[Document]]:
-    from ..agent.tasks import moved_corpus, planted_corpus, revised_corpus
+    from ..tasks import moved_corpus, planted_corpus, revised_corpus
 
     return {
         "the article's corpus": article_corpus(),
@@ -68,8 +69,9 @@ SETTINGS = ("the article's corpus", "the answer moved to d07", "the answer in th
 
 def careful_history(docs: list[Document], root: str | Path) -> tuple[list[BaseMessage], Any]:
     """The careful reader's conversation on ``docs`` without its last message, and the citation it gave."""
-    from ..agent import CarefulReader, parse_answer
-    from ..agent.tasks import run_reader
+    from ..readers import CarefulReader
+    from ...answers import parse_answer
+    from ..tasks import run_reader
 
     run = run_reader(CarefulReader([TERM], before=200, limit=400), root, docs)
     (cited,) = parse_answer(run.result.answer).citations
@@ -93,7 +95,8 @@ def _copy(history: tuple[BaseMessage, ...]) -> list[BaseMessage]:
 # -- q1 · an answer the checker accepts -----------------------------------------------------------------
 
 def _check_final_answer(final_answer: Any) -> Result:
-    from ..agent import FINDINGS, check_history, parse_answer
+    from ...audit.checker import FINDINGS, check_history
+    from ...answers import parse_answer
 
     if not callable(final_answer):
         return incorrect(f"final_answer should be a function, got {show(final_answer)}")
@@ -202,13 +205,13 @@ class _Fetch:
 
 
 def _stores(tmp: str, clock: _Clock) -> list[tuple[str, Any]]:
-    from ..store import MemoryStore, SQLiteStore
+    from ...store import MemoryStore, SQLiteStore
 
     return [("MemoryStore", MemoryStore(clock)), ("SQLiteStore", SQLiteStore(str(Path(tmp) / "q2.db"), clock))]
 
 
 def _check_snapshot_for(snapshot_for: Any) -> Result:
-    from ..store import DEFAULT_TTL
+    from ...store import DEFAULT_TTL
 
     if not callable(snapshot_for):
         return incorrect(f"snapshot_for should be a function, got {show(snapshot_for)}")

@@ -21,9 +21,9 @@ from datetime import datetime, timezone
 from functools import cache
 from typing import Any
 
-from ..errors import EvidenceError
-from ..measure import cl100k, utf8_bytes
-from ..paging import MAX_PAGE_CHARS
+from ...errors import EvidenceError
+from ...measure import cl100k, utf8_bytes
+from ...paging import MAX_PAGE_CHARS
 from ._shared import cut, show
 from .core import Exercise, Result, call, correct, describe, incorrect
 
@@ -171,7 +171,7 @@ _ENCODE_NAMES = ("encode", "encode_ordinary", "encode_batch", "encode_ordinary_b
 def _watched_codes() -> tuple[frozenset, frozenset]:
     import tiktoken
 
-    from ..offload import count_tokens_over, offload
+    from ...offload import count_tokens_over, offload
 
     encoders = frozenset(getattr(tiktoken.Encoding, n).__code__ for n in _ENCODE_NAMES
                          if hasattr(getattr(tiktoken.Encoding, n, None), "__code__"))
@@ -333,13 +333,13 @@ def section_cases() -> list[SectionCase]:
 
 def offloaded_handle(text: str, tool: str, *, call_id: str = "call-1") -> tuple[Any, str]:
     """``(middleware, handle text)``: ``text`` returned by ``tool`` and offloaded by a fresh
-    :class:`~evidence_lib.agent.middleware.EvidenceMiddleware` (memory store, clock at :data:`T0`, default budget)."""
+    :class:`~evidence_lib.integrations.langchain.middleware.EvidenceMiddleware` (memory store, clock at :data:`T0`, default budget)."""
     from langchain_core.messages import ToolMessage
 
-    from ..access import Principal
-    from ..agent.middleware import EvidenceMiddleware
-    from ..clock import ManualClock
-    from ..store import MemoryStore
+    from ...access import Principal
+    from ...integrations.langchain.middleware import EvidenceMiddleware
+    from ...clock import ManualClock
+    from ...store import MemoryStore
 
     mw = EvidenceMiddleware(MemoryStore(ManualClock(T0)), Principal("acme", "dana"), session="part8")
     shown = mw.offloaded(ToolMessage(content=text, name=tool, tool_call_id=call_id), {"id": call_id})
@@ -451,7 +451,7 @@ def _mismatch(got: str, want: str, case: SectionCase, listed: dict[str, Any], st
 
 
 def _check_read_section(read_section: Any) -> Result:
-    from ..offload import json_sections
+    from ...offload import json_sections
 
     if not callable(read_section):
         return incorrect(f"read_section should be a function, got {show(read_section)}")

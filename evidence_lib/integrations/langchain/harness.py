@@ -2,7 +2,7 @@
 
 ``create_agent``'s tool node lets a tool's exception escape, and runs one message's calls in threads. A
 ``wrap_tool_call`` middleware routes every call through :func:`~evidence_lib.toolkit.run_tool_call` instead
-(refusals become ``status="error"`` ToolMessages, exactly as in :func:`~evidence_lib.agent.loop.run_loop`) and
+(refusals become ``status="error"`` ToolMessages, exactly as in :func:`~evidence_lib.integrations.langchain.loop.run_loop`) and
 holds a lock around it, so the shared ledger is never updated by two calls at once.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool
 
-from ..toolkit import run_tool_call
-from .prompt import SYSTEM_PROMPT
+from ...answers import SYSTEM_PROMPT
+from ...toolkit import run_tool_call
 
 __all__ = ["evidence_middleware", "run_create_agent"]
 

@@ -32,13 +32,12 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
-from ..errors import LOOP_STOP_REASONS, EvidenceError
-from ..index import IndexEntry, Snapshot
-from ..toolkit import clean_text, refusal_message, run_tool_call
-from ..tools import BODY_HOOK, read_page
-from .history import Step, steps, text_of
-from .models import TASK_WIDE
-from .prompt import SYSTEM_PROMPT
+from ...answers import SYSTEM_PROMPT
+from ...audit.history import Step, steps, text_of
+from ...errors import LOOP_STOP_REASONS, TASK_WIDE, EvidenceError
+from ...index import IndexEntry, Snapshot
+from ...toolkit import clean_text, refusal_message, run_tool_call
+from ...tools import BODY_HOOK, read_page
 
 __all__ = ["LOOP_STOP_REASONS", "READ_ONLY_TOOLS", "LoopResult", "LoopRules", "SlowIndex", "evidence_found",
            "run_loop", "sleep_latency", "stop_rule"]

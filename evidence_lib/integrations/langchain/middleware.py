@@ -5,7 +5,7 @@ over a cl100k token threshold becomes a result in the evidence store (see :mod:`
 principal, with a revision, a sha256 and a TTL) and the model sees a short handle; the middleware adds
 ``locate_evidence`` and ``read_evidence`` over those results (the compact profile of :func:`evidence_tools`), charged
 to the run's budget, so a citation of an offloaded result verifies like any other evidence
-(:meth:`EvidenceMiddleware.verify_answer`, :func:`~evidence_lib.agent.check_history`, ``python -m evidence_lib audit``).
+(:meth:`EvidenceMiddleware.verify_answer`, :func:`~evidence_lib.audit.checker.check_history`, ``python -m evidence_lib audit``).
 
 It uses LangChain's public middleware API (``before_agent``, ``wrap_tool_call``, ``tools`` and a ``state_schema``;
 the ``agents`` extra, ``langchain>=1``). One middleware object serves many runs, in threads and in
@@ -35,14 +35,14 @@ from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.messages import ToolMessage, convert_to_messages
 from langgraph.types import Command
 
-from ..access import Principal
-from ..citations import Citation, CitationCheck, verify_citation
-from ..errors import EvidenceError
-from ..ledger import Budget, Ledger, ReadRecord
-from ..offload import DEFAULT_THRESHOLD_TOKENS, DEFAULT_TTL, OffloadShelf, offload, owner_session
-from ..tools import evidence_tools
-from ..toolkit import refusal_message, run_tool_call
-from .prompt import SOURCES, CitedRange, parse_answer
+from ...access import Principal
+from ...answers import SOURCES, CitedRange, parse_answer
+from ...citations import Citation, CitationCheck, verify_citation
+from ...errors import EvidenceError
+from ...ledger import Budget, Ledger, ReadRecord
+from ...offload import DEFAULT_THRESHOLD_TOKENS, DEFAULT_TTL, OffloadShelf, offload, owner_session
+from ...toolkit import refusal_message, run_tool_call
+from ...tools import evidence_tools
 
 __all__ = ["MAX_RUNS", "MEDIA_BLOCKS", "OWN_TOOLS", "RUN_KEY", "EvidenceMiddleware", "EvidenceState", "model_text"]
 
@@ -186,7 +186,7 @@ def _as_message(m: Any) -> Any:
 
 
 def _sources_in_order(text: Any) -> list[CitedRange | None]:
-    """The ``Sources:`` lines :func:`~evidence_lib.agent.prompt.parse_answer` reads in ``text``, in line order: each
+    """The ``Sources:`` lines :func:`~evidence_lib.answers.parse_answer` reads in ``text``, in line order: each
     a :class:`CitedRange`, or ``None`` for a line that does not parse. The block is where ``parse_answer`` finds it
     (the word "Sources:" in the prose is prose); each of its lines is then read by ``parse_answer`` too."""
     text = text if isinstance(text, str) else ""

@@ -1,6 +1,6 @@
 """An offline reader for agents whose tools return large results: call the tool, find the term, cite it. Notebook 12.
 
-:class:`HandleReader` is a policy for :class:`~evidence_lib.agent.PolicyChatModel` (no API key). It is handed the
+:class:`HandleReader` is a policy for :class:`~evidence_lib.course.readers.PolicyChatModel` (no API key). It is handed the
 tool call to make and the term to look for (the same help every setup of the benchmark gets) and decides the rest
 from what it sees:
 
@@ -19,8 +19,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from .history import steps, text_of
-from .prompt import format_answer, insufficient_answer
+from ...answers import format_answer, insufficient_answer
+from ...audit.history import steps, text_of
 
 __all__ = ["HandleReader", "line_around"]
 

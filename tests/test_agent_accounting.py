@@ -8,7 +8,7 @@ from evidence_lib import ANSWER, QUESTION, Size, article_corpus, evidence_tools
 from evidence_lib.course.readers import CarefulReader, PolicyChatModel
 from evidence_lib.audit.checker import check_history
 from evidence_lib.answers import parse_answer
-from evidence_lib.course.accounting import PARTS, account, break_even, padded_totals, run_dump, snippet_corpus
+from evidence_lib.course.accounting import CONTEXT_PARTS, account, break_even, padded_totals, run_dump, snippet_corpus
 from evidence_lib.audit.history import steps
 from evidence_lib.course.tasks import ARTICLE_TERMS, run_reader
 
@@ -26,7 +26,7 @@ def test_dump_conversation_carries_the_156982_byte_dump(dump):
 def test_parts_add_up_to_the_cumulative_total(tmp_path, dump):
     run = run_reader(CarefulReader(ARTICLE_TERMS), tmp_path)
     acc = account(run.messages, run.tools, "protocol")
-    assert len(acc.calls) == 4 and set(acc.parts()) == set(PARTS)
+    assert len(acc.calls) == 4 and set(acc.parts()) == set(CONTEXT_PARTS)
     total = Size(0, 0, 0, 0)
     for part in acc.parts().values():
         total += part

@@ -11,10 +11,10 @@ from evidence_lib.audit.checker import FINDINGS, check_history, finding_codes
 from evidence_lib.answers import parse_answer
 from evidence_lib.audit.history import steps
 from evidence_lib.answers import format_answer, insufficient_answer
-from evidence_lib.course.tasks import SETTINGS, pydoc_documents, pydoc_items, run_reader, run_setting
+from evidence_lib.course.tasks import TASK_SETTINGS, pydoc_documents, pydoc_items, run_reader, run_setting
 
 
-@pytest.mark.parametrize("habit", sorted(SETTINGS))
+@pytest.mark.parametrize("habit", sorted(TASK_SETTINGS))
 def test_careful_reader_has_no_findings_in_any_setting(tmp_path, habit):
     run = run_setting(CarefulReader, habit, tmp_path)
     assert run.result.stop_reason == "final_answer"
@@ -119,7 +119,7 @@ NO_OCCASION_IN_COMPACT = {
 @pytest.mark.parametrize("reader", [CarefulReader, *CARELESS_READERS], ids=lambda r: r.__name__)
 def test_compact_histories_earn_exactly_their_own_finding_where_the_habit_can_show(tmp_path, reader):
     if reader is CarefulReader:
-        for habit in sorted(SETTINGS):
+        for habit in sorted(TASK_SETTINGS):
             run = run_setting(CarefulReader, habit, tmp_path / habit, profile="compact")
             assert run.result.stop_reason == "final_answer" and check_history(run.messages) == [], habit
         return

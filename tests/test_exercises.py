@@ -23,7 +23,7 @@ import pytest
 
 from evidence_lib import (ANSWER, Budget, Citation, Size, article_corpus, baseline_dump, cl100k_tokens,
                           reduction_percent, utf8_bytes)
-from evidence_lib.course.exercises import PARTS, Result, ____, all_exercises, exercise, is_placeholder
+from evidence_lib.course.exercises import WORKSHOP_PARTS, Result, ____, all_exercises, exercise, is_placeholder
 from evidence_lib.course.exercises.core import Exercise, describe
 from evidence_lib.course.exercises.part3 import MISSED_TERM
 from evidence_lib.index import sha256_hex
@@ -80,7 +80,7 @@ def namespaces(workdir: Path) -> dict[str, Namespace]:
     os.chdir(workdir)
     os.environ["EVIDENCE_WORKSPACE"] = str(workdir)  # never a shared folder, whatever the caller exported
     try:
-        for i, part in enumerate(PARTS, 1):
+        for i, part in enumerate(WORKSHOP_PARTS, 1):
             nb = nbformat.read(SOLUTIONS_DIR / f"workshop_part{i}.ipynb", as_version=4)
             ns: Namespace = {"__name__": f"workshop_part{i}"}
             for cell in nb.cells:
@@ -1010,7 +1010,7 @@ def test_student_copies_are_up_to_date(built):
 
 
 def test_student_copies_run_clean_and_say_not_attempted(built):
-    assert len(built) == len(PARTS)
+    assert len(built) == len(WORKSHOP_PARTS)
     for path, data in built.items():
         nb = nbformat.reads(data.decode("utf-8"), as_version=4)
         checks = 0

@@ -27,10 +27,10 @@ from ..errors import to_json
 from ..measure import Size
 from .readers import CarefulReader, sentence_around
 
-__all__ = ["DUMP_SYSTEM_PROMPT", "PARTS", "Accounting", "CallCost", "DumpReader", "PaddedReader",
+__all__ = ["PARTS", "DUMP_SYSTEM_PROMPT", "CONTEXT_PARTS", "Accounting", "CallCost", "DumpReader", "PaddedReader",
            "account", "break_even", "dump_tools", "padded_totals", "run_dump", "schema_text", "snippet_corpus"]
 
-PARTS = ("system", "schemas", "user", "tool_args", "tool_outputs", "wrappers", "answer")
+CONTEXT_PARTS = ("system", "schemas", "user", "tool_args", "tool_outputs", "wrappers", "answer")
 
 #: The baseline's prompt: same answer format, no reading contract (there is nothing to read on demand).
 DUMP_SYSTEM_PROMPT = """\
@@ -79,7 +79,7 @@ def _parts(m: BaseMessage) -> dict[str, Size]:
 
 
 def _add(a: dict[str, Size], b: dict[str, Size]) -> dict[str, Size]:
-    return {k: a.get(k, ZERO) + b.get(k, ZERO) for k in PARTS if k in a or k in b}
+    return {k: a.get(k, ZERO) + b.get(k, ZERO) for k in CONTEXT_PARTS if k in a or k in b}
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ class Accounting:
         out: dict[str, Size] = {}
         for c in self.calls:
             out = _add(out, c.parts)
-        return {k: out.get(k, ZERO) for k in PARTS}
+        return {k: out.get(k, ZERO) for k in CONTEXT_PARTS}
 
     def table(self) -> str:
         """Per call and cumulative, in bytes and tokens (fixed width, stable for notebooks)."""
@@ -239,3 +239,7 @@ def padded_totals(root: str | Path, mode: str, extras: Sequence[int], docs: Sequ
                          question=question or QUESTION, profile=profile)
         out.append((n, account(run.messages, run.tools).total))
     return out
+
+
+#: The names these had before issue 24 gave every constant name one value (kept for code that uses them).
+PARTS = CONTEXT_PARTS

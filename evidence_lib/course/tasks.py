@@ -24,7 +24,7 @@ from ..tools import evidence_tools
 from .article import ANSWER, ANSWER_DOC_ID, NO_ANSWER, QUESTION, article_corpus
 from .readers import CarefulReader, PolicyChatModel
 
-__all__ = ["ARTICLE_TERMS", "PLANTED", "SETTINGS", "Run", "Setting", "moved_corpus", "planted_corpus",
+__all__ = ["SETTINGS", "ARTICLE_TERMS", "PLANTED", "TASK_SETTINGS", "Run", "Setting", "moved_corpus", "planted_corpus",
            "pydoc_documents", "pydoc_items", "revised_corpus", "run_reader", "run_setting"]
 
 #: 单批上限 "single-batch limit": the keyword the article locates.
@@ -87,7 +87,7 @@ class Setting:
 
 
 #: One setting per habit (the checker finding a careless reader should earn).
-SETTINGS: dict[str, Setting] = {
+TASK_SETTINGS: dict[str, Setting] = {
     "exhaustive_reading": Setting(budget=UNLIMITED, rules=LoopRules(max_turns=40)),
     "duplicate_read": Setting(),
     "citation_never_read": Setting(),
@@ -133,7 +133,7 @@ def run_reader(reader: CarefulReader, root: str | Path, docs: list[Document] | N
 
 def run_setting(reader_cls: type[CarefulReader], habit: str, root: str | Path, profile: str = "article") -> Run:
     """Run ``reader_cls`` in the setting made for ``habit`` (a careful reader can run in any of them)."""
-    s = SETTINGS[habit]
+    s = TASK_SETTINGS[habit]
     root = Path(root)
     docs = planted_corpus() if s.corpus == "planted" else article_corpus()
     reader = reader_cls(s.terms)
@@ -142,3 +142,7 @@ def run_setting(reader_cls: type[CarefulReader], habit: str, root: str | Path, p
         return run_reader(reader, root / "a", docs, **kw)
     first = run_reader(CarefulReader(s.terms), root / "a", docs, **kw)
     return run_reader(reader, root / "b", revised_corpus(), history=first.messages, **kw)
+
+
+#: The names these had before issue 24 gave every constant name one value (kept for code that uses them).
+SETTINGS = TASK_SETTINGS

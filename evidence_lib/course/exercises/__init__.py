@@ -22,16 +22,16 @@ from importlib import import_module
 
 from .core import ____, Exercise, Hint, Result, Solution, is_placeholder
 
-__all__ = ["PARTS", "Exercise", "Hint", "Result", "Solution", "____", "all_exercises", "exercise", "is_placeholder"]
+__all__ = ["PARTS", "WORKSHOP_PARTS", "Exercise", "Hint", "Result", "Solution", "____", "all_exercises", "exercise", "is_placeholder"]
 
 #: Module name of each part, in workshop order.
-PARTS = ("part1", "part2", "part3", "part4", "part5", "part6", "part7", "part8")
+WORKSHOP_PARTS = ("part1", "part2", "part3", "part4", "part5", "part6", "part7", "part8")
 
 
 def all_exercises() -> dict[str, Exercise]:
     """Every exercise by key (``"1.1"`` .. ``"8.2"``), in workshop order."""
     out: dict[str, Exercise] = {}
-    for part in PARTS:
+    for part in WORKSHOP_PARTS:
         module = import_module(f"{__name__}.{part}")
         for name in sorted(n for n in vars(module) if n[:1] == "q" and n[1:].isdigit()):
             ex = getattr(module, name)
@@ -42,3 +42,7 @@ def all_exercises() -> dict[str, Exercise]:
 def exercise(key: str) -> Exercise:
     """One exercise by key, e.g. ``exercise("2.1")``."""
     return all_exercises()[key]
+
+
+#: The names these had before issue 24 gave every constant name one value (kept for code that uses them).
+PARTS = WORKSHOP_PARTS

@@ -24,12 +24,12 @@ from ..article import ANSWER, ANSWER_DOC_ID, NO_ANSWER, article_corpus
 from ._shared import show
 from .core import Exercise, Result, call, correct, incorrect
 
-__all__ = ["SETTINGS", "STORE_QUERY", "TERM", "T0", "careful_history", "q1", "q2", "shifted_corpus"]
+__all__ = ["T0", "SETTINGS", "PART7_SETTINGS", "STORE_QUERY", "TERM", "PART7_T0", "careful_history", "q1", "q2", "shifted_corpus"]
 
 #: 单批上限 "per-batch limit": the keyword the reader locates (notebook 09).
 TERM = "单批上限"
 #: q2: when the checker's store clock starts, and the query its snapshots are filed under.
-T0 = datetime(2026, 10, 27, 9, 0, tzinfo=CST)
+PART7_T0 = datetime(2026, 10, 27, 9, 0, tzinfo=CST)
 STORE_QUERY = "batch limit"
 
 
@@ -63,7 +63,7 @@ def _settings() -> dict[str, list[Document]]:
 
 
 #: q1: the settings the checker runs the careful reader in (names only; the corpora are built on use).
-SETTINGS = ("the article's corpus", "the answer moved to d07", "the answer in the middle of d09",
+PART7_SETTINGS = ("the article's corpus", "the answer moved to d07", "the answer in the middle of d09",
             "d03 edited (revision 2026-11-03)", "an instruction planted right after the answer")
 
 
@@ -101,8 +101,8 @@ def _check_final_answer(final_answer: Any) -> Result:
     if not callable(final_answer):
         return incorrect(f"final_answer should be a function, got {show(final_answer)}")
     histories = _histories()
-    call(final_answer, _copy(histories[SETTINGS[0]][0]), TERM, name="final_answer")
-    for name in SETTINGS:
+    call(final_answer, _copy(histories[PART7_SETTINGS[0]][0]), TERM, name="final_answer")
+    for name in PART7_SETTINGS:
         history, cited = histories[name]
         text = call(final_answer, _copy(history), TERM, name="final_answer")
         where = f"with {name}"
@@ -135,7 +135,7 @@ def _check_final_answer(final_answer: Any) -> Result:
             shown = ", ".join(f"{d}@{r} [{s}, {e})" for d, r, s, e in got)
             return incorrect(f"the answer cites {shown} {where}; cite exactly the sentence that holds {TERM}, "
                              f"{cited.doc_id}@{cited.revision} [{cited.start}, {cited.end}), and nothing around it")
-    return correct(f"check_history finds nothing in all {len(SETTINGS)} conversations, and each answer cites exactly "
+    return correct(f"check_history finds nothing in all {len(PART7_SETTINGS)} conversations, and each answer cites exactly "
                    "the sentence that holds the term: wherever it moved, under its current revision, without the "
                    "planted line that follows it. The checker needs no index and no model: it runs on any exported "
                    "history (python -m evidence_lib audit).")
@@ -216,11 +216,11 @@ def _check_snapshot_for(snapshot_for: Any) -> Result:
     if not callable(snapshot_for):
         return incorrect(f"snapshot_for should be a function, got {show(snapshot_for)}")
     with tempfile.TemporaryDirectory(prefix="evidence-exercise-") as tmp:
-        clock = _Clock(T0)
+        clock = _Clock(PART7_T0)
         backends = _stores(tmp, clock)
         try:
             for backend, store in backends:
-                clock.at = T0
+                clock.at = PART7_T0
                 acme, globex = _Fetch("acme"), _Fetch("globex")
 
                 def ask(tenant: str, fetch: _Fetch, query: str = STORE_QUERY) -> Any:
@@ -236,7 +236,7 @@ def _check_snapshot_for(snapshot_for: Any) -> Result:
                 if acme.calls != 1:
                     return incorrect(f"the first call should fetch exactly once, it fetched {acme.calls} times "
                                      f"{where('first call')}")
-                clock.at = T0 + timedelta(hours=1)
+                clock.at = PART7_T0 + timedelta(hours=1)
                 again = ask("acme", acme)
                 if acme.calls != 1:
                     return incorrect(f"the snapshot stored an hour ago is still alive (it expires at "
@@ -314,3 +314,8 @@ def snapshot_for(store, tenant, session, query, fetch):
     return store.put_snapshot(tenant, session, query, fetch())
 ''',
 )
+
+
+#: The names these had before issue 24 gave every constant name one value (kept for code that uses them).
+SETTINGS = PART7_SETTINGS
+T0 = PART7_T0

@@ -27,10 +27,10 @@ from ...paging import MAX_PAGE_CHARS
 from ._shared import cut, show
 from .core import Exercise, Result, call, correct, describe, incorrect
 
-__all__ = ["OffloadCase", "SectionCase", "T0", "decision_cases", "offloaded_handle", "q1", "q2", "section_cases"]
+__all__ = ["T0", "OffloadCase", "SectionCase", "PART8_T0", "decision_cases", "offloaded_handle", "q1", "q2", "section_cases"]
 
 #: When the checker's stores start their clock (the handles say "readable until" an hour later).
-T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+PART8_T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
 
 
 def _tokens(text: str) -> int:
@@ -333,7 +333,7 @@ def section_cases() -> list[SectionCase]:
 
 def offloaded_handle(text: str, tool: str, *, call_id: str = "call-1") -> tuple[Any, str]:
     """``(middleware, handle text)``: ``text`` returned by ``tool`` and offloaded by a fresh
-    :class:`~evidence_lib.integrations.langchain.middleware.EvidenceMiddleware` (memory store, clock at :data:`T0`, default budget)."""
+    :class:`~evidence_lib.integrations.langchain.middleware.EvidenceMiddleware` (memory store, clock at :data:`PART8_T0`, default budget)."""
     from langchain_core.messages import ToolMessage
 
     from ...access import Principal
@@ -341,7 +341,7 @@ def offloaded_handle(text: str, tool: str, *, call_id: str = "call-1") -> tuple[
     from ...clock import ManualClock
     from ...store import MemoryStore
 
-    mw = EvidenceMiddleware(MemoryStore(ManualClock(T0)), Principal("acme", "dana"), session="part8")
+    mw = EvidenceMiddleware(MemoryStore(ManualClock(PART8_T0)), Principal("acme", "dana"), session="part8")
     shown = mw.offloaded(ToolMessage(content=text, name=tool, tool_call_id=call_id), {"id": call_id})
     if not (isinstance(shown.content, str) and shown.content.startswith(f"{tool} returned")):
         raise ValueError(f"{tool}'s result was not offloaded")  # pragma: no cover - every case is large
@@ -553,3 +553,7 @@ def read_section(tools, handle, path):
     return "".join(parts)
 ''',
 )
+
+
+#: The names these had before issue 24 gave every constant name one value (kept for code that uses them).
+T0 = PART8_T0

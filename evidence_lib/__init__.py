@@ -30,6 +30,7 @@ from .ledger import Budget, Ledger, ReadRecord
 from .locate import LocateOptions
 from .measure import Size, approx_tokens, cl100k, cl100k_tokens, reduction_percent, size_table, utf8_bytes
 from .paging import Page, covering, covers, page
+from .spans import Span
 from .toolkit import EvidenceTool, StrictArgs, run_tool_call, tool_call
 from .tools import evidence_tools
 
@@ -85,7 +86,7 @@ __all__ = [
     "discovery_tools", "logistics_tools", "measure_schema_loading", "plan_loading",
     # notebooks 01-05
     "Access", "Answer", "Budget", "Citation", "Document", "EvidenceError", "EvidenceIndex", "IndexEntry", "Ledger",
-    "LocateOptions", "Principal", "Size", "Snapshot",
+    "LocateOptions", "Principal", "Size", "Snapshot", "Span",
     "approx_tokens", "article_corpus", "baseline_dump", "cl100k", "cl100k_tokens", "error_payload",
     "evidence_tools", "reduction_percent", "run_article", "run_tool_call", "size_table", "to_json",
     "tool_call", "utf8_bytes", "verify_answer", "verify_citation",

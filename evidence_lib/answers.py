@@ -32,6 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .ids import DOC_ID, is_doc_id
+from .spans import Span, is_range
 
 __all__ = ["COMPACT_SYSTEM_PROMPT", "INSUFFICIENT", "SOURCES", "SYSTEM_PROMPT", "SYSTEM_PROMPTS", "CitedRange",
            "FinalAnswer", "format_answer", "insufficient_answer", "parse_answer"]
@@ -87,19 +88,13 @@ _LINE = re.compile(rf'^\[(?P<n>\d{{1,4}})\]\s+(?P<doc_id>{DOC_ID.pattern})@'
 
 
 @dataclass(frozen=True)
-class CitedRange:
-    """One ``Sources:`` line: what the answer says it read. No sha256: the checker finds it in the reads."""
+class CitedRange(Span):
+    """One ``Sources:`` line: the :class:`~evidence_lib.spans.Span` the answer says it read. No full sha256 (the
+    checker finds it in the reads); ``sha256`` is a compact reply's content handle ("#" + hex) when the line gives
+    one."""
 
-    doc_id: str
-    revision: str
-    start: int
-    end: int
-    sha256: str | None = None  # a compact reply's content handle ("#" + hex), when the line gives one
     quote: str | None = None
     n: int = 0  # the number the prose cites it by ([n])
-
-    def __str__(self) -> str:
-        return f"{self.doc_id}@{self.revision} [{self.start}, {self.end})"
 
 
 @dataclass(frozen=True)
@@ -148,9 +143,10 @@ def _cited_range(line: str) -> CitedRange | None:
         return None
     raw_rev, quote = m["revision"], _json_text(m["quote"])
     revision = _json_text(raw_rev) if raw_rev.startswith('"') else raw_rev
-    if not revision or (m["quote"] is not None and quote is None):
+    start, end = int(m["start"]), int(m["end"])
+    if not revision or (m["quote"] is not None and quote is None) or not is_range(start, end):
         return None
-    return CitedRange(m["doc_id"], revision, int(m["start"]), int(m["end"]), m["handle"], quote, n=int(m["n"]))
+    return CitedRange(m["doc_id"], revision, start, end, m["handle"], quote, n=int(m["n"]))
 
 
 def parse_answer(text: str) -> FinalAnswer:

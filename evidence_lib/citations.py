@@ -18,22 +18,20 @@ from .errors import EvidenceError
 from .index import IndexProtocol
 from .ledger import Ledger, ReadRecord
 from .lines import shown_revision
-from .paging import covering_reads, is_int
+from .paging import covering_reads
 from .profiles import matches_handle
+from .spans import Span
 
 __all__ = ["REASONS", "Answer", "AnswerCheck", "Citation", "CitationCheck", "Reason", "covered", "verify_answer",
            "verify_citation"]
 
 
 @dataclass(frozen=True)
-class Citation:
-    """Where a claim comes from; ``quote`` (optional) is the text the answer says is there."""
+class Citation(Span):
+    """Where a claim comes from: a :class:`~evidence_lib.spans.Span` with its ``sha256`` (the full hash, or a compact
+    reply's content handle) and, optionally, the ``quote`` the answer says is there."""
 
-    doc_id: str
-    revision: str
-    start: int
-    end: int
-    sha256: str
+    sha256: str = field()  # required here: field() drops the default inherited from Span
     quote: str | None = None
 
     @classmethod
@@ -43,9 +41,6 @@ class Citation:
         e = page["end"] if end is None else end
         quote = page["text"][s - page["start"]: e - page["start"]]
         return cls(page["doc_id"], page["revision"], s, e, page["sha256"], quote)
-
-    def __str__(self) -> str:
-        return f"{self.doc_id}@{self.revision} [{self.start}, {self.end})"
 
 
 @dataclass(frozen=True)
@@ -101,7 +96,7 @@ def verify_citation(index: IndexProtocol, citation: Citation, reads: Ledger | It
         return CitationCheck(citation, "document_changed")
     if citation.sha256 != entry.sha256:  # a compact reply's content handle: the server knows the full hash
         citation = replace(citation, sha256=entry.sha256)
-    if not (is_int(citation.start) and is_int(citation.end) and 0 <= citation.start <= citation.end <= entry.chars):
+    if citation.end > entry.chars:  # a Citation is a valid [start, end) (spans.is_range): only the length is left
         return CitationCheck(citation, "out_of_bounds")
     try:
         text = index.text(entry.doc_id, principal, citation.start, citation.end)

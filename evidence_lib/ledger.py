@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from .errors import EvidenceError, error_payload, to_json
 from .measure import Size
 from .paging import covering_reads
+from .spans import Span
 
 
 @dataclass(frozen=True)
@@ -37,14 +38,11 @@ class Budget:
 
 
 @dataclass(frozen=True)
-class ReadRecord:
-    """One range served to the model, bound to the bytes it came from (``sha256``), not only to labels."""
+class ReadRecord(Span):
+    """One range served to the model: a :class:`~evidence_lib.spans.Span` whose ``sha256`` is required, so a read is
+    bound to the bytes it came from, not only to labels."""
 
-    doc_id: str
-    revision: str
-    start: int
-    end: int
-    sha256: str
+    sha256: str = field()  # required here: field() drops the default inherited from Span
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .errors import EvidenceError
-from .lines import shown_revision
+from .spans import is_int, text_key
 
 T = TypeVar("T")
 
@@ -24,11 +24,6 @@ MAX_PAGE_CHARS = 800
 #: Which stable code a crossed schema bound raises, per argument: one map for every reading tool.
 BOUND_CODES = {"query": "invalid_query", "term": "invalid_term", "offset": "invalid_page_bounds",
                "limit": "invalid_page_bounds", "cursor": "invalid_page_bounds"}
-
-
-def is_int(value: Any) -> bool:
-    """True for real integers only: ``True`` and ``1.0`` are not offsets."""
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def check_int(value: Any, lo: int, hi: int | None = None, code: str = "invalid_page_bounds") -> int:
@@ -125,13 +120,12 @@ def covering_reads(reads: Iterable[Any], doc_id: str, revision: str, sha256: str
     """The earlier reads *of the same bytes* that cover ``[start, end)``, else ``None``: the one coverage check.
 
     ``reads`` are records with ``doc_id``, ``revision``, ``start``, ``end`` and ``sha256`` attributes (a ledger's
-    :class:`~evidence_lib.ledger.ReadRecord`, a profile's ``Excerpt``). Only reads of the same document, the
-    same sha256 and the same revision as shown (:func:`~evidence_lib.lines.shown_revision`) count. Used by both
-    ledgers (``already_read``), citations (``never_read``), the checker and the eval flows.
+    :class:`~evidence_lib.ledger.ReadRecord`, a profile's ``Excerpt``). Only reads of the same bytes
+    (:func:`~evidence_lib.spans.text_key`) count. Used by both ledgers (``already_read``), citations
+    (``never_read``), the checker and the eval flows.
     """
-    key = (doc_id, shown_revision(revision), sha256)
-    return covering(((r.start, r.end) for r in reads if (r.doc_id, shown_revision(r.revision), r.sha256) == key),
-                    start, end)
+    key = text_key(doc_id, revision, sha256)
+    return covering(((r.start, r.end) for r in reads if text_key(r.doc_id, r.revision, r.sha256) == key), start, end)
 
 
 def batch(items: Sequence[T], cursor: Any, size: int) -> tuple[list[T], int | None]:

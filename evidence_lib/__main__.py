@@ -7,6 +7,8 @@ import json
 import os
 import sys
 
+from .profiles import PROFILES
+
 
 def _prog() -> str:
     """How we were invoked: ``python -m evidence_lib``, or the console script's name (``evidence-lib``)."""
@@ -20,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=_prog(), description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     art = sub.add_parser("article", help="run the article's experiment in a temporary directory and print the table")
-    art.add_argument("--profile", choices=("article", "compact"), default="article",
+    art.add_argument("--profile", choices=tuple(PROFILES), default="article",
                      help="reply format of the tools (default: article, the article's byte-exact JSON)")
     ev = sub.add_parser("eval", help="run the reading flows side by side on a corpus and a QA file")
     ev.add_argument("--corpus", required=True, help="'pydoc' (Python's documentation topics) or a folder of .txt files")

@@ -34,7 +34,8 @@ def test_import_evidence_lib_loads_the_protocol_core_only():
     assert not [m for m in mods if m.split(".")[1:2] and m.split(".")[1] in HEAVY], mods
     assert set(mods) == {"evidence_lib", *(f"evidence_lib.{m}" for m in (
         "_renames", "access", "citations", "clock", "documents", "errors", "ids", "index", "ledger", "lines", "locate",
-        "measure", "paging", "profiles", "text", "toolkit", "tools"))}
+        "measure", "paging", "profiles", "profiles.article", "profiles.base", "profiles.compact", "spans", "text",
+        "toolkit", "tools"))}
 
 
 def test_the_course_loads_only_when_a_course_name_is_used():

@@ -25,6 +25,7 @@ from ..audit.history import steps, text_of
 from ..documents import Document, baseline_dump
 from ..errors import to_json
 from ..measure import Size
+from ..profiles import ARTICLE, profile_of
 from .readers import CarefulReader, sentence_around
 
 __all__ = ["PARTS", "DUMP_SYSTEM_PROMPT", "CONTEXT_PARTS", "Accounting", "CallCost", "DumpReader", "PaddedReader",
@@ -231,9 +232,11 @@ def padded_totals(root: str | Path, mode: str, extras: Sequence[int], docs: Sequ
 
     rules = LoopRules(max_turns=max(extras, default=0) + 8, max_calls_per_message=max(extras, default=0) + 4,
                       max_idle_rounds=10**6)
+    shown = profile_of(profile)
+    prefix = "" if shown is ARTICLE else f"{shown.name}-"  # the article's runs keep their folder names
     out = []
     for n in extras:
-        where = Path(root) / (f"{mode}-{n}" if profile == "article" else f"{profile}-{mode}-{n}")
+        where = Path(root) / f"{prefix}{mode}-{n}"
         run = run_reader(PaddedReader(terms, extra=n, mode=mode), where,
                          list(docs) if docs is not None else None, budget=UNLIMITED, rules=rules,
                          question=question or QUESTION, profile=profile)

@@ -16,6 +16,7 @@ from ..documents import baseline_dump
 from ..errors import EvidenceError
 from ..index import EvidenceIndex
 from ..measure import Size, reduction_percent
+from ..profiles import COMPACT, profile_of
 from ..tools import evidence_tools, run_tool_call, tool_call
 from .article import ANSWER, article_corpus
 
@@ -37,7 +38,7 @@ def run_article(root: str | Path | None = None, profile: str = "article") -> dic
     if root is None:
         with tempfile.TemporaryDirectory(prefix="evidence-article-") as tmp:
             return run_article(tmp, profile)
-    if profile == "compact":
+    if profile_of(profile) is COMPACT:
         return _run_compact(root)
     docs = article_corpus()
     index = EvidenceIndex.build(docs, root)

@@ -14,11 +14,11 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from ..answers import SYSTEM_PROMPTS
 from ..documents import Document
 from ..index import EvidenceIndex
 from ..integrations.langchain.loop import LoopResult, LoopRules, run_loop
 from ..ledger import Budget, Ledger
+from ..profiles import profile_of
 from ..retrieval.corpora import pydoc_corpus
 from ..tools import evidence_tools
 from .article import ANSWER, ANSWER_DOC_ID, NO_ANSWER, QUESTION, article_corpus
@@ -121,12 +121,12 @@ def run_reader(reader: CarefulReader, root: str | Path, docs: list[Document] | N
     """Index ``docs`` (the article corpus by default) under ``root`` and run ``reader`` on ``question``.
 
     ``profile`` picks the tools' reply format (``evidence_tools(..., profile=...)``) and the system prompt that
-    describes it (:data:`~evidence_lib.answers.SYSTEM_PROMPTS`, unless ``system_prompt`` is given).
+    describes it (the profile's ``system_prompt``, unless ``system_prompt`` is given).
     """
     index = EvidenceIndex.build(docs if docs is not None else article_corpus(), root)
     ledger = Ledger(budget or Budget())
     tools = evidence_tools(index, ledger=ledger, profile=profile)
-    loop_kw.setdefault("system_prompt", SYSTEM_PROMPTS[profile])
+    loop_kw.setdefault("system_prompt", profile_of(profile).system_prompt)
     result = run_loop(PolicyChatModel(reader=reader), tools, question, rules=rules, history=history, **loop_kw)
     return Run(result, ledger, index, tools)
 

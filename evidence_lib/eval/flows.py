@@ -31,8 +31,6 @@ span was visible.
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,7 +40,8 @@ from ..documents import Document, baseline_dump
 from ..index import EvidenceIndex
 from ..ledger import ReadRecord
 from ..measure import cl100k_tokens, utf8_bytes
-from ..profiles import Excerpt, excerpts, located_documents, manifest_rows
+from ..profiles import ARTICLE, Excerpt, Profile, excerpts, profile_of
+from ..profiles.article import json_rows
 from ..retrieval.bm25 import BM25Retriever, tokenize
 from ..retrieval.snapshot import RetrieverSource
 from ..toolkit import run_tool_call, tool_call
@@ -188,25 +187,9 @@ def _caller(tools, run: Run, seen: list) -> Callable[[str, dict[str, Any]], Any]
     return call
 
 
-def _json_rows(msg) -> list[Mapping[str, Any]]:
-    """The rows of an article-profile JSON reply (a manifest or a locate): a list, or ``{"candidates": [...]}``."""
-    if msg.status != "success":
-        return []
-    try:
-        body = json.loads(msg.content)
-    except (TypeError, ValueError):
-        return []
-    rows = body.get("candidates", []) if isinstance(body, Mapping) else body
-    return [r for r in rows if isinstance(r, Mapping) and isinstance(r.get("doc_id"), str)] \
-        if isinstance(rows, list) else []
-
-
-def _manifest_shown(msg, profile: str) -> list[tuple[str, str]]:
-    """``(doc_id, text)`` a manifest showed per document: its title (and preview, in the article profile)."""
-    if profile == "compact":
-        parsed = manifest_rows(msg.content) if msg.status == "success" else None
-        return [(row[0], row[-1]) for row in parsed[0]] if parsed else []  # (doc_id, ..., title)
-    return [(r["doc_id"], f"{r.get('title', '')}\n{r.get('preview', '')}") for r in _json_rows(msg)]
+def _manifest_shown(msg, profile: Profile) -> list[tuple[str, str]]:
+    """``(doc_id, text)`` a manifest showed per document, as ``profile`` reads it (nothing for a refusal)."""
+    return profile.manifest_shown(msg.content) if msg.status == "success" else []
 
 
 #: Calls each candidate gets, best first, before any candidate gets more (see :func:`read_in_turn`).
@@ -243,15 +226,17 @@ def read_in_turn(readings: Sequence[Iterator[None]], calls_left: Callable[[], bo
     return False
 
 
-def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[str, Any], profile: str,
+def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[str, Any], profile: str | Profile,
                   max_calls: int = MAX_CALLS, chooser: str = DEFAULT_CHOOSER) -> Run:
     """search(question) -> locate(term) -> per picked document: locate(term, doc_id), a page around each match
     not on a page read already, then pages onward (:func:`read_in_turn` shares the calls among the picks).
 
     With the oracle there is one picked document (the answer's, when located) and this is the first version's flow.
+    ``profile`` (a name or a :class:`~evidence_lib.profiles.Profile`) formats the replies and reads them back.
     """
+    profile = profile_of(profile)
     run, seen = Run(item["id"]), []
-    tools = evidence_tools(source, profile=profile)  # type: ignore[arg-type]
+    tools = evidence_tools(source, profile=profile)
     call = _caller(tools, run, seen)
 
     def answered() -> bool:
@@ -264,22 +249,17 @@ def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[
     first = call("locate_evidence", {"term": item["locate_term"]})
     if answered():
         return run
-    if profile == "compact":
-        shown_excerpts = excerpts([manifest, first])
-        located = list(dict.fromkeys(d for d, _ in located_documents(first.content)))
-        shown = _manifest_shown(manifest, profile) + [(x.doc_id, x.text) for x in shown_excerpts]
-    else:  # the article locate shows offsets only: the manifest's title and preview are all the text shown
-        located = [h["doc_id"] for h in _json_rows(first)]
-        shown = _manifest_shown(manifest, profile)
+    near = excerpts([manifest, first])  # the text the locate showed (none where it shows offsets only)
+    located = profile.located(first.content) if first.status == "success" else []
+    shown = _manifest_shown(manifest, profile) + [(x.doc_id, x.text) for x in near]
     run.picked = choose(chooser, item, located, shown)
-    near = excerpts([manifest, first]) if profile == "compact" else []
     readings = [_reading(call, item["locate_term"], doc_id, profile, [x for x in near if x.doc_id == doc_id])
                 for doc_id in run.picked]
     read_in_turn(readings, lambda: len(run.calls) < max_calls, answered)
     return run
 
 
-def _reading(call, term: str, doc_id: str, profile: str, shown: Sequence[Excerpt] = ()) -> Iterator[None]:
+def _reading(call, term: str, doc_id: str, profile: Profile, shown: Sequence[Excerpt] = ()) -> Iterator[None]:
     """One document's reading, one call a step: a short page around each excerpt already shown (compact: the
     answer often starts a sentence or two before the match), then locate(term, doc_id) page by page, then a page
     around each match not on a page read already, then pages onward from the last page read."""
@@ -298,12 +278,7 @@ def _reading(call, term: str, doc_id: str, profile: str, shown: Sequence[Excerpt
         yield
         if msg.status == "error":
             return
-        if profile == "compact":
-            batch = [x.start for x in excerpts([msg]) if x.doc_id == doc_id]
-            cursor = _next_number(msg.content)
-        else:
-            body = json.loads(msg.content)
-            batch, cursor = body["matches"], body["next_cursor"]
+        batch, cursor = profile.match_offsets(msg.content, doc_id)
         offsets.extend(batch)
     nxt = None
     for offset in offsets:
@@ -318,23 +293,12 @@ def _reading(call, term: str, doc_id: str, profile: str, shown: Sequence[Excerpt
         yield
 
 
-def _read(call, doc_id: str, offset: int, profile: str) -> int | None:
+def _read(call, doc_id: str, offset: int, profile: Profile) -> int | None:
+    """One full page from ``offset``; where the next one starts, as ``profile`` reads the reply."""
     msg = call("read_evidence", {"doc_id": doc_id, "offset": offset, "limit": MAX_PAGE_CHARS})
     if msg.status == "error":
         return None
-    if profile == "compact":
-        return _next_number(msg.content)
-    return json.loads(msg.content)["next_offset"]
-
-
-# The one place the flows read the compact layout beyond profiles.excerpts/manifest_rows: a compact page or
-# locate says where to go on as "next N" or "next cursor N" at the end of its first line.
-_NEXT = re.compile(r"(?:^|\s)next(?: cursor)? (\d+)\)?$")
-
-
-def _next_number(content: str) -> int | None:
-    m = _NEXT.search(content.split("\n", 1)[0])
-    return int(m[1]) if m else None
+    return profile.next_offset(msg.content)
 
 
 def no_help_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[str, Any],
@@ -349,11 +313,11 @@ def no_help_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[s
     tools = evidence_tools(source)
     call = _caller(tools, run, seen)
     manifest = call("search_evidence", {"query": item["question"][:256]})
-    rows = [r["doc_id"] for r in _json_rows(manifest)]
+    rows = [r["doc_id"] for r in json_rows(manifest.content)] if manifest.status == "success" else []
     if not rows:
         return run
     if chooser == "overlap":
-        run.picked = choose("overlap", item, rows, _manifest_shown(manifest, "article"))
+        run.picked = choose("overlap", item, rows, _manifest_shown(manifest, ARTICLE))
     elif chooser == "oracle":
         run.picked = rows[:1]
     else:
@@ -368,7 +332,7 @@ def no_help_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[s
     def pages(doc_id: str) -> Iterator[None]:
         nxt: int | None = 0
         while nxt is not None:
-            nxt = _read(call, doc_id, nxt, "article")
+            nxt = _read(call, doc_id, nxt, ARTICLE)
             yield
 
     read_in_turn([pages(d) for d in run.picked], lambda: len(run.calls) < max_calls, answered)

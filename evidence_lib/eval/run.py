@@ -28,11 +28,14 @@ from ..retrieval.bm25 import BM25Retriever, recall_at_k
 from ..retrieval.corpora import folder_corpus, pydoc_corpus
 from ..retrieval.snapshot import RetrieverSource
 from . import deepagents_flow
+from ..profiles import profile_of
 from .flows import CHOOSERS, DEFAULT_CHOOSER, MAX_CALLS, PROVES, dump_flow, help_text, no_help_flow, protocol_flow
 from .qa_check import check_items, corpus_sha256
 
 FLOWS = ("dump_top5", "article", "compact", "no_help", "deepagents", "deepagents_default")
 RETRIEVER_K = 20
+#: The flow the issue's targets hold to account against Deep Agents (:func:`targets`).
+TARGET_FLOW = "compact"
 
 
 #: Largest QA file read (bytes); a bigger one is refused by its size before it is read.
@@ -190,8 +193,8 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
                 run = dump_flow(retriever, by_id, item)
             elif flow == "no_help":
                 run = no_help_flow(RetrieverSource(retriever), corpus, item, chooser=chooser)
-            else:
-                run = protocol_flow(RetrieverSource(retriever), corpus, item, flow, chooser=chooser)
+            else:  # a protocol flow: the tools in the profile of that name
+                run = protocol_flow(RetrieverSource(retriever), corpus, item, profile_of(flow), chooser=chooser)
             runs.append(run.as_dict())
             if flow == "dump_top5":
                 del runs[-1]["picked"]  # nothing is picked: the five texts are dumped
@@ -227,9 +230,9 @@ def targets(result: Mapping[str, Any]) -> dict[str, Any]:
     (``median_tokens_at_most_0.8x``) added.
     """
     f = result["flows"]
-    if "compact" not in f or "deepagents" not in f:
+    if TARGET_FLOW not in f or "deepagents" not in f:
         return {}
-    c, d = f["compact"], f["deepagents"]
+    c, d = f[TARGET_FLOW], f["deepagents"]
     return {
         "answered_at_least_as_many": c["answered"] >= d["answered"],
         "median_bytes_ratio": round(c["median_bytes"] / d["median_bytes"], 3),

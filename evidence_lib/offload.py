@@ -42,7 +42,7 @@ __all__ = [
     "DEFAULT_RESULT_TTL", "DEFAULT_THRESHOLD_TOKENS", "DEFAULT_TTL", "HANDLE_MAX_TOKENS", "MAX_SECTIONS",
     "PREVIEW_TOKENS",
     "OffloadShelf", "Section", "count_tokens_over", "handle_text", "json_sections", "offload", "owner_session",
-    "storable",
+    "run_session", "storable",
 ]
 
 #: Results over this many cl100k tokens are offloaded (Strands' ContextOffloader: 2,500; Deep Agents: 20,000).
@@ -228,44 +228,107 @@ def handle_text(entry: IndexEntry, *, tool: str, tokens: str, text: str, expires
     return shown
 
 
+# -- a run's listing: which results locate_evidence without doc_id searches ------------------------------------------
+def run_session(session: str, user: str, run: str) -> str:
+    """The store session key of the listing of ``user``'s run ``run`` in ``session``: an owner-qualified key
+    (:func:`owner_session`) whose owner part names the run, so ``delete_session(tenant, session)`` removes it too."""
+    return owner_session(session, f"{user}/run/{run}")
+
+
+class _MemoryListing:
+    """The handles a standalone shelf stored, in order, kept in memory (a shelf used outside a middleware run)."""
+
+    def __init__(self) -> None:
+        self._ids: list[str] = []
+
+    def handles(self) -> list[str]:
+        return list(self._ids)
+
+    def add(self, doc_id: str) -> None:
+        if doc_id not in self._ids:
+            self._ids.append(doc_id)
+
+    def clear(self) -> None:
+        self._ids.clear()
+
+
+class _StoreListing:
+    """The handles one run stored, kept in the store (one workspace file per handle, ``results/<seq>-<handle>``):
+    every worker serving the run sees the same listing, safe across threads and processes (each write is one store
+    transaction) and expiring ``ttl`` after the run's last result, like the results. Notebook 12."""
+
+    def __init__(self, store: Any, principal: Principal, session: str, run: str, ttl: timedelta) -> None:
+        self.workspace = store.workspace(principal, run_session(session, principal.user, run), ttl=ttl)
+
+    def _paths(self) -> dict[str, str]:
+        """handle -> its file, in the order stored (a sequence number, then the handle: two workers' ties too)."""
+        try:
+            files = self.workspace.files()
+        except EvidenceError:  # workspace_expired: the listing expired with the run's last result
+            return {}
+        out: dict[str, str] = {}
+        for e in files:
+            if e.doc_id.startswith("results/"):
+                out.setdefault(e.doc_id.split("-", 1)[1], e.doc_id)
+        return out
+
+    def handles(self) -> list[str]:
+        return list(self._paths())
+
+    def add(self, doc_id: str) -> None:
+        """List ``doc_id`` (again: its file is rewritten, so the listing lives as long as the result stored now)."""
+        paths = self._paths()
+        self.workspace.write(paths.get(doc_id) or f"results/{len(paths):06d}-{doc_id}", doc_id)
+
+    def clear(self) -> None:
+        for path in self._paths().values():
+            self.workspace.delete(path)
+
+
 # -- the shelf: a run's offloaded results as an index --------------------------------------------------------------
 class OffloadShelf:
     """The offloaded results of one principal's run in one session, as an index for :func:`evidence_tools`.
 
     ``put`` stores a result and returns its entry; the index protocol (``visible``, ``entry``, ``snapshot``,
-    ``text``, ``find``) serves the results this shelf stored that are still alive, and any other handle of the same
-    owner and session by name. Everything else, expired results included, is ``unknown_doc_id``. Notebook 12.
+    ``text``, ``find``) serves the results of the run's listing that are still alive, and any other handle of the
+    same owner and session by name. Everything else, expired results included, is ``unknown_doc_id``. With ``run``
+    (a middleware run's id) the listing lives in the store, shared by every worker serving that run; without, in
+    this object. Notebook 12.
     """
 
     def __init__(self, store: Any, principal: Principal, session: str = "default", *,
-                 ttl: timedelta = DEFAULT_RESULT_TTL) -> None:
+                 ttl: timedelta = DEFAULT_RESULT_TTL, run: str | None = None) -> None:
         if not isinstance(principal, Principal):
             raise TypeError("offloaded results belong to a Principal")
         if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
             raise EvidenceError("invalid_ttl")
         expiry_us(store.now_us(), ttl)  # a TTL past the calendar is refused now, not at every put of the run
-        self.store, self.principal, self.session, self.ttl = store, principal, session, ttl
+        self.store, self.principal, self.session, self.ttl, self.run = store, principal, session, ttl, run
         self.key_session = owner_session(session, principal.user)
         SnapshotKey.checked(principal.tenant, self.key_session, _HANDLE_PREFIX + "0" * 10)  # refused now, not later
         self.access = Access(principal.tenant, read=frozenset({f"user:{principal.user}"}))
-        self._ids: list[str] = []  # handles this shelf stored, in order
-        #: Changes whenever :meth:`visible` would list other handles: a reply's content handles are as long as the
-        #: entries listed *now* need (``evidence_lib.tools``), so they are computed again when it changes.
-        self.generation = 0
+        self._listing = _MemoryListing() if run is None else _StoreListing(store, principal, session, run, ttl)
         self._lock = threading.Lock()  # parallel tool calls of one message store one at a time
 
     def __repr__(self) -> str:
-        return f"OffloadShelf({self.store.backend}, {self.principal.tenant!r}, {self.session!r}, {len(self._ids)} stored)"
+        return f"OffloadShelf({self.store.backend}, {self.principal.tenant!r}, {self.session!r}, {len(self.handles)} stored)"
 
     @property
     def handles(self) -> list[str]:
-        return list(self._ids)
+        """The listed handles, in the order stored."""
+        return self._listing.handles()
+
+    @property
+    def generation(self) -> tuple[str, ...]:
+        """Changes whenever :meth:`visible` would list other handles: a reply's content handles are as long as the
+        entries listed *now* need (``evidence_lib.tools``), so they are computed again when it changes (read from
+        the listing itself, so a result another worker listed counts too)."""
+        return tuple(self.handles)
 
     def forget(self) -> None:
-        """Start a new run: the results stored so far stay readable by handle but are no longer :meth:`visible`."""
+        """Start a new listing: the results stored so far stay readable by handle but are no longer :meth:`visible`."""
         with self._lock:
-            self._ids.clear()
-            self.generation += 1
+            self._listing.clear()
 
     def put(self, content: str, *, tool: str, call_id: str = "") -> IndexEntry:
         """Store ``content`` (what ``tool`` returned to call ``call_id``) for ``ttl``; its entry (handle, revision,
@@ -281,9 +344,7 @@ class OffloadShelf:
         doc = Document(doc_id, f"result of {_name(tool)}", sha[:12], content, self.access)
         with self._lock:
             snap = self.store.put_snapshot(self.principal.tenant, self.key_session, doc_id, [doc], ttl=self.ttl)
-            if doc_id not in self._ids:
-                self._ids.append(doc_id)
-                self.generation += 1
+            self._listing.add(doc_id)
             return snap.entry(doc_id, self.principal, "read")
 
     def expires_at(self, doc_id: str) -> str:
@@ -307,7 +368,7 @@ class OffloadShelf:
         if not self._mine(principal):
             return []
         out = []
-        for d in self._ids:
+        for d in self.handles:
             try:
                 out.append(self.entry(d, principal, action))
             except EvidenceError:

@@ -21,7 +21,7 @@ from langchain_core.tools import tool  # noqa: E402
 
 from evidence_lib import ManualClock, Principal  # noqa: E402
 from evidence_lib.course.readers import PolicyChatModel, ScriptedChatModel  # noqa: E402
-from evidence_lib.integrations.langchain.middleware import EvidenceMiddleware  # noqa: E402
+from evidence_lib.integrations.langchain.middleware import RUN_KEY, EvidenceMiddleware  # noqa: E402
 from evidence_lib.integrations.langchain.offload_reader import HandleReader  # noqa: E402
 from evidence_lib.errors import EvidenceError  # noqa: E402
 from evidence_lib.ledger import Budget  # noqa: E402
@@ -361,3 +361,116 @@ def test_a_ttl_no_store_can_keep_is_refused_when_the_middleware_is_built(clock, 
     with pytest.raises(EvidenceError) as e:
         EvidenceMiddleware(MemoryStore(clock), ALICE, session="s1", ttl=ttl)
     assert e.value.code == "invalid_ttl"
+
+
+# -- issue 24 item 4: the store is the source of truth of a run -------------------------------------------------
+class ResumedReader:
+    """Offload the log, read the answer line, pause (an interrupt: the run may resume elsewhere); after the resume,
+    locate over the run's listing (no doc_id), read the line again, then cite it."""
+
+    def respond(self, messages):
+        done = tool_messages(messages)
+        fetched = [m for m in done if m.name == "get_logs"]
+        handle = fetched[0].response_metadata["evidence_offload"]["doc_id"] if fetched else None
+        read = call("read_evidence", f"r{len(done)}", doc_id=handle, offset=START, limit=len(ANSWER))
+        steps = [call("get_logs", "g1", service="payments"), read, call("pause", "p1"),
+                 call("locate_evidence", "l1", term="ERROR payment-7"), read]
+        if len(done) < len(steps):
+            return AIMessage("", tool_calls=[steps[len(done)]])
+        revision = fetched[0].response_metadata["evidence_offload"]["revision"]
+        return AIMessage(answer_citing(handle, revision, START, START + len(ANSWER), ANSWER))
+
+
+@tool
+def pause() -> str:
+    """Waits for a person's go-ahead (the run is checkpointed and may resume on another worker)."""
+    from langgraph.types import interrupt
+
+    return str(interrupt("go?"))
+
+
+def resumable_agent(mw, checkpointer):
+    return create_agent(PolicyChatModel(reader=ResumedReader()), [get_logs, pause], middleware=[mw],
+                        checkpointer=checkpointer)
+
+
+def after_resume(result) -> tuple[ToolMessage, ToolMessage]:
+    """The locate and the second read of a resumed ResumedReader run."""
+    done = tool_messages(result["messages"])
+    return done[3], done[4]
+
+
+def test_a_run_evicted_from_the_cache_keeps_its_budget_and_listing_when_resumed(store, monkeypatch):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from evidence_lib.integrations.langchain import middleware as module
+
+    monkeypatch.setattr(module, "MAX_RUNS", 1)
+    mw = EvidenceMiddleware(store, ALICE, session="s1", budget=Budget(max_calls=2))
+    agent_a = resumable_agent(mw, InMemorySaver())
+    config = {"configurable": {"thread_id": "run-a"}}
+    agent_a.invoke({"messages": [HumanMessage("Why did payment-7 fail?")]}, config)  # stops at the pause
+    other = create_agent(PolicyChatModel(reader=HandleReader(
+        {"name": "get_cache_logs", "args": {"service": "cache"}}, "WARN cache-3")), [get_cache_logs], middleware=[mw])
+    other.invoke({"messages": [HumanMessage("Why is the cache slow?")]})  # run B: A leaves the cache
+    result = agent_a.invoke(Command(resume="go"), config)
+    located, reread = after_resume(result)
+    handle = tool_messages(result["messages"])[0].response_metadata["evidence_offload"]["doc_id"]
+    assert located.status == "success" and handle in located.content  # A's listing, not an empty one
+    assert reread.status == "error" and json.loads(reread.content)["error"] == "budget_exhausted"  # A's budget
+    assert [c.reason for c in mw.verify_answer(result["messages"][-1].content, run=result)] == ["ok"]
+
+
+def test_two_workers_sharing_one_sqlite_store_serve_one_run(clock, tmp_path):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    path = str(tmp_path / "shared.db")
+    first, second = SQLiteStore(path, clock), SQLiteStore(path, clock)  # two workers, one database
+    mw1 = EvidenceMiddleware(first, ALICE, session="s1", budget=Budget(max_calls=2))
+    mw2 = EvidenceMiddleware(second, ALICE, session="s1", budget=Budget(max_calls=2))
+    checkpointer = InMemorySaver()  # what both workers resume runs from
+    config = {"configurable": {"thread_id": "run-1"}}
+    paused = resumable_agent(mw1, checkpointer).invoke({"messages": [HumanMessage("Why did payment-7 fail?")]},
+                                                       config)
+    result = resumable_agent(mw2, checkpointer).invoke(Command(resume="go"), config)
+    assert result[RUN_KEY] == paused[RUN_KEY]
+    located, reread = after_resume(result)
+    handle = tool_messages(result["messages"])[0].response_metadata["evidence_offload"]["doc_id"]
+    assert located.status == "success" and handle in located.content  # the listing worker 1 made
+    assert reread.status == "error" and json.loads(reread.content)["error"] == "budget_exhausted"  # one budget
+    answer = result["messages"][-1].content
+    for mw in (mw1, mw2):
+        assert [c.reason for c in mw.verify_answer(answer, run=result)] == ["ok"]
+    first.close()
+    second.close()
+
+
+def test_a_token_counter_given_to_the_middleware_decides_what_is_offloaded(clock):
+    text = "x" * 5_000  # about 600 cl100k tokens: under the default threshold of 2,000
+    msg = ToolMessage(text, tool_call_id="c1", name="dump")
+    assert EvidenceMiddleware(MemoryStore(clock), ALICE).offloaded(msg, {"name": "dump"}) is msg
+    by_char = EvidenceMiddleware(MemoryStore(clock), ALICE, token_counter=len)
+    out = by_char.offloaded(msg, {"name": "dump"})
+    assert "stored as res-" in out.content and "(5,000 tokens)" in out.content
+
+
+def test_the_content_block_helpers_live_in_their_own_module():
+    from evidence_lib.integrations.langchain import blocks, middleware
+
+    assert middleware.model_text is blocks.model_text and middleware.MEDIA_BLOCKS is blocks.MEDIA_BLOCKS
+    assert blocks.model_text([{"type": "text", "text": "a"}, {"type": "image", "base64": "iVBO"}]) == (
+        "a", [{"type": "image", "base64": "iVBO"}])
+
+
+def test_the_middleware_ttl_defaults_to_the_result_ttl(clock):
+    from evidence_lib.offload import DEFAULT_RESULT_TTL
+
+    assert EvidenceMiddleware(MemoryStore(clock), ALICE).ttl == DEFAULT_RESULT_TTL
+
+
+def test_a_task_named_like_a_runs_own_ledger_is_refused(clock):
+    mw = EvidenceMiddleware(MemoryStore(clock), ALICE)
+    with pytest.raises(ValueError, match="run/"):
+        EvidenceMiddleware(MemoryStore(clock), ALICE, task="run/" + mw.run_id)  # would spend that run's budget

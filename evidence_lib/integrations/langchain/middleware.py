@@ -10,8 +10,12 @@ to the run's budget, so a citation of an offloaded result verifies like any othe
 It uses LangChain's public middleware API (``before_agent``, ``wrap_tool_call``, ``tools`` and a ``state_schema``;
 the ``agents`` extra, ``langchain>=1``). One middleware object serves many runs, in threads and in
 ``asyncio.gather`` alike: ``before_agent`` mints a run id into the agent state (:data:`RUN_KEY`, as LangChain's own
-``ToolCallLimitMiddleware`` keeps its run counters there), and every tool call finds its run's ledger, listing and
-tools' memory by that id, never from "whatever ran last". Results of the middleware's own tools are never offloaded;
+``ToolCallLimitMiddleware`` keeps its run counters there), and every tool call finds its run by that id, never from
+"whatever ran last". The store is the run's source of truth: its budget is a store ledger keyed by the run id (a
+task's ledger with ``task``), its listing of results a store listing keyed by the run id
+(:func:`~evidence_lib.offload.run_session`), so a run resumed on another worker (from a checkpointer) or after this
+object forgot it has its budget and listing. The object keeps only a bounded cache of runs' tools (:data:`MAX_RUNS`):
+forgetting a run's entry re-shows each result's ``@revision`` label once, and changes nothing else. Results of the middleware's own tools are never offloaded;
 a tool can have its own threshold, or ``None`` to never be offloaded. Text in any content block (text, JSON, a
 plain-text file) is measured; only real media (image, audio, video, binary file data) is kept as it is.
 """
@@ -19,9 +23,6 @@ plain-text file) is measured; only real media (image, audio, video, binary file 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
-import json
 import threading
 import uuid
 from collections import OrderedDict
@@ -40,139 +41,30 @@ from ...answers import SOURCES, CitedRange, parse_answer
 from ...citations import Citation, CitationCheck, verify_citation
 from ...errors import EvidenceError
 from ...ledger import Budget, Ledger, ReadRecord
-from ...offload import DEFAULT_THRESHOLD_TOKENS, DEFAULT_TTL, OffloadShelf, offload, owner_session
+from ...measure import TokenCounter, cl100k_tokens
+from ...offload import DEFAULT_RESULT_TTL, DEFAULT_THRESHOLD_TOKENS, OffloadShelf, offload, owner_session
+from ...store import DEFAULT_STORE_TTL
 from ...toolkit import refusal_message, run_tool_call
 from ...tools import evidence_tools
+from .blocks import MEDIA_BLOCKS, model_text
 
 __all__ = ["MAX_RUNS", "MEDIA_BLOCKS", "OWN_TOOLS", "RUN_KEY", "EvidenceMiddleware", "EvidenceState", "model_text"]
 
-#: Content blocks kept untouched when they carry no text: real media (image, audio, video, binary file data).
-MEDIA_BLOCKS = frozenset({"image", "image_url", "audio", "video", "file", "input_audio"})
 #: The tools the middleware adds (the compact profile's locate and read), never offloaded themselves.
 OWN_TOOLS = ("locate_evidence", "read_evidence")
 #: The agent-state key holding the id of the current run (minted by ``before_agent``; part of the agent's result).
 RUN_KEY = "evidence_run"
-#: How many runs one middleware remembers (their ledgers, listings and tools' memory), the most recent first used.
+#: How many runs' tools one middleware caches, the most recently used kept. Only an optimisation: a run's budget and
+#: listing live in the store; a run rebuilt after eviction shows each result's ``@revision`` label once again.
 MAX_RUNS = 256
+#: The task key of a run's own ledger is this prefix and the run id; a ``task`` may not start with it.
+RUN_TASK_PREFIX = "run/"
 
 
 class EvidenceState(AgentState):
     """The agent state with the run id (:data:`RUN_KEY`): set by the middleware, never by the caller's input."""
 
     evidence_run: NotRequired[Annotated[str, OmitFromInput]]
-
-
-# -- what the model reads in a tool message -----------------------------------------------------------------------
-def model_text(content: Any) -> tuple[str, list]:
-    """``(the text a model reads in content, the media blocks kept)``: text blocks as their text, text-bearing blocks
-    (plain-text files, documents) as their text, every other non-media block as its JSON, so nothing reaches the
-    model unmeasured; content ``json`` cannot encode is rendered all the same (:func:`_rendered`). Notebook 12."""
-    if isinstance(content, str):
-        return content, []
-    parts, kept = [], []
-    for block in content if isinstance(content, list) else [content]:
-        text = _block_text(block)
-        if text is None:
-            kept.append(block)
-        else:
-            parts.append(text)
-    return "".join(parts), kept
-
-
-def _block_text(block: Any) -> str | None:
-    """The text a model reads in one content block, or ``None`` for media kept untouched. A block is first read the
-    way langchain-core reads it (``ToolMessage.content_blocks``: v0 and provider forms become v1 blocks)."""
-    if isinstance(block, str):
-        return block
-    if not isinstance(block, dict):
-        return _json(block)
-    if block.get("type") == "text" and isinstance(block.get("text"), str):
-        return block["text"]
-    normal = _normalised(block)
-    text = _plain_text(normal)
-    if text is None:
-        text = _plain_text(block)
-    if text is not None:
-        return text
-    if normal.get("type") in MEDIA_BLOCKS or block.get("type") in MEDIA_BLOCKS:
-        return None
-    return _json(block)
-
-
-def _normalised(block: dict) -> dict:
-    """``block`` as langchain-core's v1 content block, or ``block`` itself where langchain-core cannot read it."""
-    try:
-        blocks = ToolMessage(content=[block], tool_call_id="-").content_blocks
-    except Exception:  # noqa: BLE001 - e.g. a v0 text file without "url": read it ourselves
-        return block
-    return blocks[0] if len(blocks) == 1 and isinstance(blocks[0], dict) else block
-
-
-def _plain_text(block: dict) -> str | None:
-    """The text a block carries: its ``text``, or its base64 data when its MIME type is ``text/*``; else None."""
-    if block.get("type") == "non_standard":
-        return None
-    if isinstance(block.get("text"), str):
-        return block["text"]
-    mime, data = block.get("mime_type"), block.get("base64", block.get("data"))
-    if isinstance(mime, str) and mime.lower().startswith("text/") and isinstance(data, str):
-        try:
-            return base64.b64decode(data, validate=True).decode("utf-8", "replace")
-        except (binascii.Error, ValueError):
-            return None
-    return None
-
-
-def _json(block: Any) -> str:
-    """``block`` as JSON text; when ``json`` cannot encode it, the rendering of :func:`_rendered`."""
-    try:
-        return json.dumps(block, ensure_ascii=False, sort_keys=True, default=str)
-    except (TypeError, ValueError, RecursionError):
-        return _rendered(block)
-
-
-def _rendered(value: Any) -> str:
-    """``value`` as JSON text whatever it holds: keys become text and are sorted as text, a container met again
-    inside itself becomes ``"<cycle>"``, other values their ``str``. Built with an explicit stack, so a 3,000-deep
-    scraped page costs no recursion."""
-    out: list[str] = []
-    todo: list[tuple[str, Any]] = [("value", value)]
-    inside: set[int] = set()
-    while todo:
-        kind, item = todo.pop()
-        if kind == "text":
-            out.append(item)
-        elif kind == "leave":
-            inside.discard(item)
-        elif isinstance(item, (dict, list, tuple)) and id(item) in inside:
-            out.append('"<cycle>"')
-        elif isinstance(item, (dict, list, tuple)):
-            inside.add(id(item))
-            todo.append(("leave", id(item)))
-            todo.extend(reversed(_members(item)))
-        else:
-            out.append(_scalar(item))
-    return "".join(out)
-
-
-def _members(item: dict | list | tuple) -> list[tuple[str, Any]]:
-    """The pieces of one container for :func:`_rendered`, in order: brackets, keys and separators as text."""
-    if isinstance(item, dict):
-        pairs = sorted(((str(k), v) for k, v in item.items()), key=lambda kv: kv[0])
-        body = [[("text", json.dumps(k, ensure_ascii=False) + ": "), ("value", v)] for k, v in pairs]
-        open_, close = "{", "}"
-    else:
-        body = [[("value", v)] for v in item]
-        open_, close = "[", "]"
-    out: list[tuple[str, Any]] = [("text", open_)]
-    for i, member in enumerate(body):
-        out += ([("text", ", ")] if i else []) + member
-    return [*out, ("text", close)]
-
-
-def _scalar(value: Any) -> str:
-    plain = value is None or isinstance(value, (bool, int, float, str))
-    return json.dumps(value if plain else str(value), ensure_ascii=False)
 
 
 def _as_message(m: Any) -> Any:
@@ -207,8 +99,8 @@ def _same(a: Any, b: Any) -> bool:
 # -- one run --------------------------------------------------------------------------------------------------------
 @dataclass
 class _Run:
-    """What one run owns: its shelf (the results it offloaded, listed for a locate over all of them), its ledger
-    (the task's, when the middleware has a ``task``) and its locate/read tools (which revision they showed)."""
+    """One run as a cache entry: its shelf (the store listing of the results it offloaded), its store ledger (the
+    task's, when the middleware has a ``task``) and its locate/read tools (which revisions they showed)."""
 
     run_id: str
     shelf: OffloadShelf
@@ -222,8 +114,9 @@ class EvidenceMiddleware(AgentMiddleware):
 
     ``principal`` owns every result (another principal's handle is ``unknown_doc_id``, byte-identical to a handle
     never issued; so is an expired one). ``thresholds`` overrides the threshold per tool name (``None``: never
-    offload that tool). ``budget`` bounds the reads of each run; with ``task`` the ledger lives in the store, one
-    budget shared by every run and worker of that task. Each run has its own listing of results (a locate without
+    offload that tool); ``token_counter`` measures results and handles (cl100k by default). ``budget`` bounds the
+    reads of each run, in a store ledger shared by every worker serving the run; with ``task``, one budget shared by
+    every run and worker of that task. Each run has its own listing of results in the store (a locate without
     ``doc_id`` searches those; earlier results stay readable by handle). ``ttl`` must be one the store can keep:
     else ``invalid_ttl`` here. Notebook 12.
 
@@ -235,11 +128,14 @@ class EvidenceMiddleware(AgentMiddleware):
 
     def __init__(self, store: Any, principal: Principal, *, session: str = "default", task: str | None = None,
                  threshold_tokens: int = DEFAULT_THRESHOLD_TOKENS, thresholds: Mapping[str, int | None] | None = None,
-                 ttl: timedelta = DEFAULT_TTL, budget: Budget | None = None) -> None:
+                 ttl: timedelta = DEFAULT_RESULT_TTL, budget: Budget | None = None,
+                 token_counter: TokenCounter = cl100k_tokens) -> None:
         super().__init__()
         self.threshold_tokens, self.thresholds = _checked_thresholds(threshold_tokens, thresholds)
+        if isinstance(task, str) and task.startswith(RUN_TASK_PREFIX):
+            raise ValueError(f"a task name starting with {RUN_TASK_PREFIX!r} is the key of one run's own ledger")
         self.store, self.principal, self.session, self.ttl = store, principal, session, ttl
-        self.task, self.budget = task, budget or Budget()
+        self.task, self.budget, self.token_counter = task, budget or Budget(), token_counter
         self._marker = uuid.uuid4().hex  # marks this object's tools (create_agent binds one run's set)
         self._runs: OrderedDict[str, _Run] = OrderedDict()
         self._lock = threading.Lock()  # guards _runs and _latest
@@ -268,7 +164,8 @@ class EvidenceMiddleware(AgentMiddleware):
         return self._run(self._latest).shelf
 
     def _run(self, run_id: str) -> _Run:
-        """The run ``run_id``, built on first use; the least recently used beyond :data:`MAX_RUNS` is forgotten."""
+        """The run ``run_id`` from the cache, or built over the store; the least recently used beyond
+        :data:`MAX_RUNS` leaves the cache (its budget and listing stay in the store)."""
         with self._lock:
             run = self._runs.get(run_id)
             if run is None:
@@ -279,9 +176,12 @@ class EvidenceMiddleware(AgentMiddleware):
             return run
 
     def _new_run(self, run_id: str) -> _Run:
-        shelf = OffloadShelf(self.store, self.principal, self.session, ttl=self.ttl)
-        ledger = (Ledger(self.budget) if self.task is None else self.store.ledger(
-            self.principal.tenant, owner_session(self.session, self.principal.user), self.task, self.budget))
+        """A run's cache entry over the store: its listing and its ledger, which outlives the results (at least the
+        store's default TTL), so a read after they expire is ``unknown_doc_id``, never ``ledger_expired``."""
+        shelf = OffloadShelf(self.store, self.principal, self.session, ttl=self.ttl, run=run_id)
+        ledger = self.store.ledger(self.principal.tenant, owner_session(self.session, self.principal.user),
+                                   self.task or RUN_TASK_PREFIX + run_id, self.budget,
+                                   ttl=max(self.ttl, DEFAULT_STORE_TTL))
         tools = [t for t in evidence_tools(shelf, self.principal, ledger=ledger, profile="compact")
                  if t.name in OWN_TOOLS]
         for t in tools:
@@ -383,7 +283,8 @@ class EvidenceMiddleware(AgentMiddleware):
             return msg
         try:  # measuring too: content json cannot encode must not end the run
             text, kept = model_text(msg.content)
-            shown, entry = offload(shelf, text, tool=tool, call_id=msg.tool_call_id, threshold_tokens=threshold)
+            shown, entry = offload(shelf, text, tool=tool, call_id=msg.tool_call_id, threshold_tokens=threshold,
+                                   count=self.token_counter)
         except Exception as e:  # noqa: BLE001 - the agent goes on: a refusal the model can act on, never the result
             return refusal_message(e, msg.tool_call_id, tool)
         if entry is None:
@@ -396,7 +297,8 @@ class EvidenceMiddleware(AgentMiddleware):
 
     # -- checking what the model cited --------------------------------------------------------------------------
     def _reads(self, run: Any) -> Iterable[ReadRecord]:
-        """The reads a citation is checked against: the named run's, else every run this object remembers."""
+        """The reads a citation is checked against (from the store): the named run's, else those of every run in
+        this object's cache."""
         if run is not None:
             return self._run(self._named_run(run)).ledger.reads
         with self._lock:
@@ -407,7 +309,8 @@ class EvidenceMiddleware(AgentMiddleware):
 
     def verify(self, citation: Citation, *, run: Any = None) -> CitationCheck:
         """One citation against the stored result, its sha256 and the reads made: by ``run`` (its id, or the
-        agent's result) when named, else by any run this object remembers (the last :data:`MAX_RUNS`)."""
+        agent's result) when named, found through the store on any worker; else by any run in this object's cache
+        (the last :data:`MAX_RUNS` it served)."""
         return verify_citation(self.shelf, citation, self._reads(run), self.principal)
 
     def verify_answer(self, text: str, *, run: Any = None) -> list[CitationCheck]:

@@ -242,3 +242,41 @@ def test_clocks_are_aware_and_never_go_backwards():
     with pytest.raises(ValueError):
         clock.advance(timedelta(seconds=-1))
     assert FixedClock(START)() == START
+
+
+# -- one large-result mechanism (issue 24): the artifact store keeps its sections in an EvidenceStore -------------
+def test_an_artifact_store_backed_by_sqlite_persists_across_two_objects_on_the_same_file(catalog, clock, tmp_path):
+    from evidence_lib.store import SQLiteStore
+
+    with SQLiteStore(tmp_path / "artifacts.db", clock) as first_db:
+        a = ArtifactStore(catalog, clock, store=first_db, seed="tests").create(AGENT, "logistics:A1042")
+    with SQLiteStore(tmp_path / "artifacts.db", clock) as second_db:
+        again = ArtifactStore(catalog, clock, store=second_db, seed="other")
+        page = again.read(AGENT, a.artifact_id, "exceptions")
+        assert (page["artifact_id"], page["revision"], page["sha256"]) == (a.artifact_id, "r8", a.sha256)
+        assert page["text"] == logistics_sections("r8")["exceptions"]
+        assert json.loads(refusal(again.read, COLLEAGUE, a.artifact_id, "delivery"))["error"] == "unknown_artifact"
+        assert again.create(AGENT, "logistics:A1042").artifact_id != a.artifact_id
+
+
+def test_a_tampered_stored_section_is_refused(catalog, clock):
+    from evidence_lib.store import MemoryStore
+
+    db = MemoryStore(clock)
+    store = ArtifactStore(catalog, clock, store=db, seed="tests")
+    a = store.create(AGENT, "logistics:A1042")
+    for chunks in db._chunk_map.values():  # edit the stored text behind the store's back
+        chunks.update({n: ("X" + body[1:], sha) for n, (body, sha) in chunks.items()})
+    assert json.loads(refusal(store.read, AGENT, a.artifact_id, "delivery"))["error"] == "evidence_changed"
+
+
+def test_purge_expired_is_the_stores_cleanup(catalog, clock):
+    from evidence_lib.store import MemoryStore
+
+    db = MemoryStore(clock)
+    store = ArtifactStore(catalog, clock, store=db, seed="tests")
+    store.create(AGENT, "logistics:A1042")
+    assert db.stats()["snapshots"] == 1 and db.stats()["documents"] == 3
+    clock.advance(hours=24)
+    assert store.purge_expired() == 1 and db.stats()["snapshots"] == db.stats()["documents"] == 0
+    assert repr(store) == "ArtifactStore(0 artifacts, policy='pinned')"

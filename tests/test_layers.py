@@ -57,6 +57,9 @@ COMPAT = {"evidence_lib", "evidence_lib.__main__", "evidence_lib._renames", "evi
 #: without it. ``Ledger.plot`` draws the spend with matplotlib when a notebook asks (notebook 05; the ``course``
 #: extra); the drawing belongs in ``course/figures.py`` (a follow-up, it is a function body).
 LAZY_OPTIONAL = {("evidence_lib.ledger", "matplotlib")}
+#: Store-layer modules outside store/: the artifact store keeps its sections in an EvidenceStore (issue 24, one
+#: large-result mechanism), and the disclosure package re-exports it.
+STORE_MODULES_ELSEWHERE = {"evidence_lib.disclosure", "evidence_lib.disclosure.artifacts"}
 #: Modules that may name a course module in a string (a lazy name table, the renames table).
 COURSE_NAMERS = COMPAT
 COURSE_PATH = re.compile(r"^(?:evidence_lib)?\.course(?:\.\w+)*$")
@@ -68,7 +71,7 @@ def layer(module: str) -> str:
     sub = parts[1] if len(parts) > 1 else ""
     if module in COMPAT and module != "evidence_lib.disclosure":
         return "compat"
-    if sub in ("store", "offload"):
+    if sub in ("store", "offload") or module in STORE_MODULES_ELSEWHERE:
         return "store"
     if sub in ("integrations", "eval"):
         return "integrations"

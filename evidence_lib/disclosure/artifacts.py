@@ -23,6 +23,13 @@ One budget per task: hand :func:`logistics_tools` the task's :class:`~evidence_l
 to it exactly like ``read_evidence``; an artifact page is recorded under the section it copies
 (:func:`~.catalog.section_doc_id`), so bytes already read through the catalog are ``already_read``.
 
+One large-result mechanism (issue 24): the sections live in an
+:class:`~evidence_lib.store.EvidenceStore` (``store=``; a private ``MemoryStore`` on the same clock by default, an
+``SQLiteStore`` or ``PostgresStore`` to keep them across processes), as the documents of one snapshot filed under
+``(tenant, owner-qualified session, artifact_id)``, like the store's own artifacts (notebook 11) and the offload
+shelf's results (notebook 12). Every read fetches its section through the store, which re-verifies its sha256
+(``evidence_changed`` if the stored text was edited); :meth:`ArtifactStore.purge_expired` is the store's cleanup.
+
 Artifact ids are ``<id_prefix><resource>-<revision>-<12 hex>``. The hex part is an HMAC of the
 owner and the owner's own sequence number under the store's ``seed``: it says nothing about how
 many artifacts other principals made, and an id is never issued twice by a store (not even after
@@ -34,9 +41,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -46,9 +54,13 @@ from pydantic import Field
 
 from ..access import Principal
 from ..clock import Clock
+from ..documents import Document
 from ..errors import EvidenceError, to_json
+from ..ids import escape_doc_id
 from ..index import sha256_hex
 from ..paging import BOUND_CODES, MAX_PAGE_CHARS, check_int, page, page_reply
+from ..store import EvidenceStore, MemoryStore, SnapshotKey, StoreSnapshot
+from ..store.common import from_us, owner_session
 from ..toolkit import EvidenceTool, StrictArgs
 from .catalog import AuditRecord, Catalog, TaskBudget, audit_id, section_doc_id, source_label
 
@@ -61,6 +73,10 @@ DEFAULT_ARTIFACT_PAGE_CHARS = 800
 #: How long an artifact stays readable.
 DEFAULT_ARTIFACT_TTL = timedelta(hours=24)
 _ID_PREFIX = re.compile(r"[a-z0-9-]{0,16}")
+#: The session part of the store key of every artifact (owner-qualified: :func:`~evidence_lib.store.common.owner_session`).
+ARTIFACT_SESSION = "artifacts"
+#: The tenant under which an artifact made without a principal is stored (its session is not owner-qualified).
+NO_TENANT = "-"
 
 
 @dataclass(frozen=True)
@@ -121,10 +137,41 @@ def _owner(principal: Principal | None) -> tuple[str, str] | None:
     return None if principal is None else (principal.tenant, principal.user)
 
 
-class ArtifactStore:
-    """Keeps large results out of the context. Clock, TTL, revision policy, id prefix and seed are parameters."""
+def _store_key(owner: tuple[str, str] | None, artifact_id: Any) -> SnapshotKey | None:
+    """Where the artifact ``artifact_id`` of ``owner`` is stored; None for an id no artifact can have."""
+    tenant, session = (NO_TENANT, ARTIFACT_SESSION) if owner is None else \
+        (owner[0], owner_session(ARTIFACT_SESSION, owner[1]))
+    try:
+        return SnapshotKey.checked(tenant, session, artifact_id)
+    except EvidenceError:  # not text, too long, or the store's reserved prefix: answered like any unknown id
+        return None
 
-    def __init__(self, catalog: Catalog, clock: Clock, *, ttl: timedelta = DEFAULT_ARTIFACT_TTL,
+
+class _StoredSections(Mapping[str, str]):
+    """An artifact's sections as stored: names known, each text fetched from the store when asked for and checked
+    against its sha256 (``evidence_changed``)."""
+
+    def __init__(self, snap: StoreSnapshot, doc_ids: dict[str, str]) -> None:
+        self._snap, self._doc_ids = snap, doc_ids
+
+    def __getitem__(self, section: str) -> str:
+        return self._snap.text(self._doc_ids[section])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._doc_ids)
+
+    def __len__(self) -> int:
+        return len(self._doc_ids)
+
+
+class ArtifactStore:
+    """Keeps large results out of the context. Clock, store, TTL, revision policy, id prefix and seed are parameters.
+
+    ``store``: where the sections are kept (a ``MemoryStore`` on ``clock`` by default); give it the same clock, since
+    the store checks each artifact's lifetime on its own clock as well."""
+
+    def __init__(self, catalog: Catalog, clock: Clock, *, store: EvidenceStore | None = None,
+                 ttl: timedelta = DEFAULT_ARTIFACT_TTL,
                  revision_policy: RevisionPolicy = "pinned", id_prefix: str = "", seed: str | bytes | None = None,
                  summarize: Callable[[dict[str, str]], str] = logistics_summary,
                  requery: Callable[[str], dict[str, Any]] = _logistics_requery) -> None:
@@ -134,11 +181,12 @@ class ArtifactStore:
             raise ValueError("id_prefix: lower-case letters, digits and '-', at most 16 characters")
         self.id_prefix = id_prefix
         self.catalog, self.clock, self.ttl = catalog, clock, ttl
+        self.store = MemoryStore(clock) if store is None else store
         self.revision_policy: RevisionPolicy = revision_policy
         self._summarize, self._requery = summarize, requery
         key = secrets.token_bytes(32) if seed is None else seed
         self._key = key.encode("utf-8") if isinstance(key, str) else bytes(key)
-        self._artifacts: dict[str, Artifact] = {}
+        self._made: dict[str, tuple[tuple[str, str] | None, Any]] = {}  # id -> (owner, expires_at), till purged
         self._issued: set[str] = set()  # every id ever handed out, kept after purge
         self._sequence: dict[tuple[str, str] | None, int] = {}  # per owner: leaks nothing across owners
         self._rebuilt: dict[str, Artifact] = {}  # drifted artifact id -> its rebuilt replacement
@@ -147,7 +195,7 @@ class ArtifactStore:
 
     def __repr__(self) -> str:
         prefix = f", id_prefix={self.id_prefix!r}" if self.id_prefix else ""
-        return f"ArtifactStore({len(self._artifacts)} artifacts, policy={self.revision_policy!r}{prefix})"
+        return f"ArtifactStore({len(self._made)} artifacts, policy={self.revision_policy!r}{prefix})"
 
     def _new_id(self, owner: tuple[str, str] | None, resource_id: str, revision: str) -> str:
         while True:
@@ -157,7 +205,9 @@ class ArtifactStore:
             artifact_id = f"{self.id_prefix}{resource_id.replace(':', '-')}-{revision}-{mac.hexdigest()[:12]}"
             if artifact_id not in self._issued:  # never reissued, even after a purge
                 self._issued.add(artifact_id)
-                return artifact_id
+                key = _store_key(owner, artifact_id)
+                if key is not None and self.store.lookup_snapshot(key) is None:  # nor over another store object's
+                    return artifact_id
 
     def create(self, principal: Principal | None, resource_id: str) -> Artifact:
         """Snapshot the current revision of ``resource_id`` for ``principal`` (who must be allowed to read it)."""
@@ -173,8 +223,34 @@ class ArtifactStore:
             summary=self._summarize(sections), sha256=sections_sha256(sections),
             created_at=now, expires_at=now + self.ttl,
         )
-        self._artifacts[artifact.artifact_id] = artifact
+        self._put(artifact)
         return artifact
+
+    def _put(self, a: Artifact) -> None:
+        """Store ``a``'s sections as the documents of one snapshot; each title carries what a read needs besides
+        the text (section name, resource, summary, sha256), so another store object on the same database reads it."""
+        meta = {"resource_id": a.resource_id, "summary": a.summary, "sha256": a.sha256}
+        docs = [Document(escape_doc_id(name), to_json({"section": name, **meta}), a.revision, text)
+                for name, text in a.sections.items()]
+        key = _store_key(a.owner, a.artifact_id)
+        self.store.put_snapshot(key.tenant, key.session, key.query, docs, ttl=self.ttl)  # type: ignore[union-attr]
+        self._made[a.artifact_id] = (a.owner, a.expires_at)
+
+    def _load(self, owner: tuple[str, str] | None, artifact_id: Any) -> Artifact | None:
+        """``owner``'s artifact ``artifact_id`` as stored (expired or not), its sections fetched when read."""
+        key = _store_key(owner, artifact_id)
+        row = self.store.lookup_snapshot(key) if key is not None else None
+        docs = self.store.document_rows(row.snap_id) if row is not None else []
+        if not docs:
+            return None
+        snap = StoreSnapshot(self.store, row, docs)
+        metas = {e.doc_id: json.loads(e.title) for e in snap}
+        first = next(iter(metas.values()))
+        zone = self.clock().tzinfo
+        return Artifact(artifact_id, owner, first["resource_id"], docs[0][3],  # type: ignore[arg-type]
+                        _StoredSections(snap, {m["section"]: d for d, m in metas.items()}), first["summary"],
+                        first["sha256"], from_us(row.created_us).astimezone(zone),
+                        from_us(row.expires_us).astimezone(zone))
 
     def read(self, principal: Principal | None, artifact_id: str, section: str,
              offset: int = 0, limit: int = DEFAULT_ARTIFACT_PAGE_CHARS, *, ledger: Ledger | None = None,
@@ -203,7 +279,12 @@ class ArtifactStore:
         if not isinstance(section, str) or section not in a.sections:
             raise EvidenceError("invalid_arguments", problems=[{"field": "section", "problem": "unknown_section"}],
                                 available_sections=list(a.sections))
-        text = a.sections[section]
+        try:
+            text = a.sections[section]  # fetched and checked against its sha256 by the store
+        except EvidenceError as e:
+            if e.code != "snapshot_expired":
+                raise
+            raise EvidenceError("unknown_artifact") from None  # removed from the store since it was looked up
         p = page(len(text), offset, limit, MAX_PAGE_CHARS)
         label = source_label(a.resource_id, a.revision, section)
 
@@ -217,11 +298,13 @@ class ArtifactStore:
                             "section": section})
 
     def _get(self, principal: Principal | None, artifact_id: Any) -> Artifact:
-        a = self._artifacts.get(artifact_id) if isinstance(artifact_id, str) else None
-        if a is None:
-            reason = "not_found"
-        elif a.owner != _owner(principal):
+        owner = _owner(principal)
+        a = self._load(owner, artifact_id)  # the caller's own artifacts only: a replayed id finds nothing
+        made = self._made.get(artifact_id) if a is None and isinstance(artifact_id, str) else None
+        if made is not None and made[0] != owner:
             reason = "other_principal"  # a replayed id is not a credential
+        elif a is None:
+            reason = "not_found"
         elif not self.catalog.may_read(principal, a.resource_id):
             reason = "source_read_revoked"
         else:
@@ -231,15 +314,19 @@ class ArtifactStore:
 
     # -- operator side --------------------------------------------------------------------------
     def artifact(self, artifact_id: str) -> Artifact:
-        return self._artifacts[artifact_id]
+        """An artifact this store object made and has not purged, as stored (``KeyError`` otherwise)."""
+        a = self._load(self._made[artifact_id][0], artifact_id)
+        if a is None:
+            raise KeyError(artifact_id)
+        return a
 
     def purge_expired(self) -> int:
-        """Drop expired artifacts; afterwards their ids are simply unknown (and never issued again)."""
+        """The store's cleanup (:meth:`~evidence_lib.store.EvidenceStore.cleanup`): expired artifacts go; afterwards
+        their ids are simply unknown (and never issued again). Returns how many snapshots it removed."""
         now = self.clock()
-        gone = [k for k, a in self._artifacts.items() if now >= a.expires_at]
-        for k in gone:
-            del self._artifacts[k]
-        return len(gone)
+        for k in [k for k, (_, expires_at) in self._made.items() if now >= expires_at]:
+            del self._made[k]
+        return self.store.cleanup()["snapshots"]
 
 
 # -- the two model-facing tools -----------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The store interface and what every backend shares: validation, TTLs, chunks, the index adapter. Notebook 11.
 
-An :class:`EvidenceStore` keeps snapshots keyed by ``(tenant, session, query)``, their documents, artifacts,
-budget ledgers and task workspaces. A backend implements the storage primitives of :class:`StoreBackend`;
+An :class:`EvidenceStore` keeps snapshots keyed by ``(tenant, session, query)``, their documents, artifacts
+(one-document snapshots under a reserved query: :mod:`evidence_lib.store.artifacts`), budget ledgers and task
+workspaces. A backend implements the storage primitives of :class:`StoreBackend`;
 everything a caller sees is defined once, here, so the three backends cannot drift apart. The
 limits, checks, keys and rows below live in :mod:`evidence_lib.store.common` (re-exported here), which the
 store's other modules import instead of this one, so none of them imports another in a circle.
@@ -114,20 +115,6 @@ class StoreBackend(ABC):
     def delete_session_rows(self, tenant: str, session: str) -> dict[str, int]:
         """Remove every row of the session, its owner-qualified keys included; count them by kind."""
 
-    # artifacts
-    @abstractmethod
-    def put_artifact_row(self, row: tuple) -> None:
-        """Insert one artifact row ``(tenant, session, artifact_id, summary, content, sha256, chars, created_us,
-        expires_us)``."""
-
-    @abstractmethod
-    def get_artifact_row(self, tenant: str, session: str, artifact_id: str) -> tuple | None:
-        """The artifact's row (the columns of :meth:`put_artifact_row`), if it is stored."""
-
-    @abstractmethod
-    def delete_artifact_row(self, tenant: str, session: str, artifact_id: str) -> bool:
-        """Remove the artifact's row; whether there was one."""
-
     # ledgers
     @abstractmethod
     def ledger_open(self, tenant: str, session: str, task: str, limits: tuple, now_us: int,
@@ -204,6 +191,12 @@ class EvidenceStore(StoreBackend):
         :meth:`delete_session`), publishes nothing, keeps the old snapshot and ends with ``snapshot_expired``.
         """
         key = SnapshotKey.checked(tenant, session, query)
+        return self._open(self.snapshot_row(self._write_snapshot(key, documents, ttl, batch_bytes, progress).snap_id))
+
+    def _write_snapshot(self, key: SnapshotKey, documents: Iterable[Document], ttl: timedelta, batch_bytes: int = 8 << 20,
+                        progress: Callable[[int], None] | None = None) -> SnapRow:
+        """Write and publish the snapshot of an already checked ``key`` (:meth:`put_snapshot`'s steps; an artifact's
+        reserved key too: :mod:`evidence_lib.store.artifacts`); return the row it was published with."""
         now = self.now_us()
         expires = expiry_us(now, ttl)
         snap_id = self.begin_snapshot(key, now, expires)
@@ -237,7 +230,7 @@ class EvidenceStore(StoreBackend):
             raise
         if progress is not None:
             progress(n)
-        return self._open(self.snapshot_row(snap_id))
+        return SnapRow(snap_id, key, now, expires)
 
     def snapshot(self, tenant: str, session: str, query: str) -> StoreSnapshot:
         """The published snapshot for this key, or ``snapshot_expired`` (gone, expired or never stored).
@@ -292,7 +285,7 @@ class EvidenceStore(StoreBackend):
     def workspace(self, principal: Principal, session: str, *, ttl: timedelta = DEFAULT_STORE_TTL) -> TaskWorkspace:
         return TaskWorkspace(self, principal, session, ttl=ttl)
 
-    # artifacts -------------------------------------------------------------------------------------------
+    # artifacts: one-document snapshots under a reserved query (store/artifacts.py) ---------------------
     def put_artifact(self, tenant: str, session: str, content: str, *, summary: str = "",
                      ttl: timedelta = DEFAULT_STORE_TTL) -> dict[str, Any]:
         return artifacts.put_artifact(self, tenant, session, content, summary=summary, ttl=ttl)
@@ -302,14 +295,16 @@ class EvidenceStore(StoreBackend):
         return artifacts.read_artifact(self, tenant, session, artifact_id, offset, limit)
 
     def delete_artifact(self, tenant: str, session: str, artifact_id: str) -> bool:
-        return self.delete_artifact_row(*artifacts.artifact_key(tenant, session, artifact_id))
+        return artifacts.delete_artifact(self, tenant, session, artifact_id)
 
     def stats(self) -> dict[str, int]:
         """How many rows the store holds, of every kind (an operator's check that nothing is left over):
         published and ``unpublished`` snapshots, documents and chunks (of both), the chunks' CJK gram postings
         (``chunk_grams``: one per distinct CJK character or pair of a chunk; SQLite counts the rows of its postings
         table, PostgreSQL the entries its gram index holds for the stored chunks, computed from them, and the
-        memory backend, which has no index, 0), artifacts, ledgers, workspaces and their files. It counts every
+        memory backend, which has no index, 0), artifacts (published one-document snapshots under the reserved
+        :data:`~evidence_lib.store.common.ARTIFACT_PREFIX`, counted here and not as snapshots, documents or chunks;
+        their chunks' gram postings are in ``chunk_grams``), ledgers, workspaces and their files. It counts every
         row, so on a large store it takes a while."""
         return self.row_counts()
 

@@ -118,9 +118,29 @@ class SnapshotKey:
 
     @classmethod
     def checked(cls, tenant: Any, session: Any, query: Any) -> SnapshotKey:
-        return cls(check_text(tenant, "tenant", lo=1, hi=MAX_KEY_CHARS),
-                   check_text(session, "session", lo=1, hi=MAX_KEY_CHARS),
-                   check_text(query, "query", lo=0, hi=4 * MAX_KEY_CHARS))
+        """A caller's key: queries of the reserved :data:`ARTIFACT_PREFIX` are the store's own (its artifacts)."""
+        key = cls(check_text(tenant, "tenant", lo=1, hi=MAX_KEY_CHARS),
+                  check_text(session, "session", lo=1, hi=MAX_KEY_CHARS),
+                  check_text(query, "query", lo=0, hi=4 * MAX_KEY_CHARS))
+        if is_artifact_query(key.query):
+            raise EvidenceError("invalid_arguments", problems=[{"field": "query", "problem": "reserved"}])
+        return key
+
+
+#: The query prefix of an artifact's snapshot (:mod:`evidence_lib.store.artifacts`): an artifact is the one-document
+#: snapshot ``(tenant, session, ARTIFACT_PREFIX + artifact_id)``. It starts with a control character (RS), which no
+#: caller's query needs; :meth:`SnapshotKey.checked` refuses it, so no caller's snapshot can replace an artifact.
+ARTIFACT_PREFIX = "\x1eartifact/"
+
+
+def artifact_query(artifact_id: str) -> str:
+    """The query under which the store keeps the artifact ``artifact_id`` (:mod:`evidence_lib.store.artifacts`)."""
+    return ARTIFACT_PREFIX + artifact_id
+
+
+def is_artifact_query(query: str) -> bool:
+    """Whether a stored snapshot's query names an artifact (:data:`ARTIFACT_PREFIX`): counted as one."""
+    return query.startswith(ARTIFACT_PREFIX)
 
 
 @dataclass(frozen=True)

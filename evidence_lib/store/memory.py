@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 from ..errors import EvidenceError
 from .base import EvidenceStore
-from .common import ChunkRow, DocRow, SnapRow, SnapshotKey, WsKey, session_of
+from .common import ChunkRow, DocRow, SnapRow, SnapshotKey, WsKey, is_artifact_query, session_of
 from .ledger import COUNTERS
 
 ZERO_COUNTERS = dict.fromkeys(COUNTERS, 0)
@@ -95,7 +95,6 @@ class MemoryStore(EvidenceStore):
         self._ready: dict[SnapshotKey, int] = {}
         self._docs: dict[int, list[DocRow]] = {}
         self._chunk_map: dict[tuple[int, int], dict[int, tuple[str, str]]] = {}
-        self._artifacts: dict[tuple[str, str, str], tuple] = {}
         self._ledger_ids: dict[tuple[str, str, str], int] = {}
         self._ledgers: dict[int, dict] = {}
         self._ws: dict[WsKey, dict] = {}  # (tenant, session, owner) -> {"state", "files"}
@@ -168,6 +167,10 @@ class MemoryStore(EvidenceStore):
         with self._lock:
             yield _Reader(self)
 
+    def _artifact_count(self, snap_ids: list[int]) -> int:
+        """How many of ``snap_ids`` are published artifacts (counted as ``artifacts``, not ``snapshots``)."""
+        return sum(1 for i in snap_ids if self._snaps[i]["ready"] and is_artifact_query(self._snaps[i]["key"].query))
+
     def delete_snapshot_key(self, key: SnapshotKey) -> bool:
         with self._lock:
             snap_id = self._ready.get(key)
@@ -180,18 +183,16 @@ class MemoryStore(EvidenceStore):
         with self._lock:
             snaps = [i for i, s in self._snaps.items()
                      if s["expires"] <= now_us or (not s["ready"] and s["created"] <= stale_us)]
+            arts = self._artifact_count(snaps)
             for i in snaps:
                 self._drop(i)
-            arts = [k for k, r in self._artifacts.items() if r[8] <= now_us]
-            for k in arts:
-                del self._artifacts[k]
             wss = [k for k, w in self._ws.items() if w["state"][1] <= now_us]
             for k in wss:
                 del self._ws[k]
             ledgers = [k for k, lid in self._ledger_ids.items() if self._ledgers[lid]["counters"]["expires_us"] <= now_us]
             for k in ledgers:
                 del self._ledgers[self._ledger_ids.pop(k)]
-            return {"snapshots": len(snaps), "artifacts": len(arts), "workspaces": len(wss), "ledgers": len(ledgers)}
+            return {"snapshots": len(snaps) - arts, "artifacts": arts, "workspaces": len(wss), "ledgers": len(ledgers)}
 
     def delete_session_rows(self, tenant: str, session: str) -> dict[str, int]:
         def mine(tenant_and_key: tuple) -> bool:  # the session's own key, or one of its owner-qualified keys
@@ -199,42 +200,28 @@ class MemoryStore(EvidenceStore):
 
         with self._lock:
             snaps = [i for i, s in self._snaps.items() if mine((s["key"].tenant, s["key"].session))]
+            arts = self._artifact_count(snaps)
             for i in snaps:
                 self._drop(i)
-            arts = [k for k in self._artifacts if mine(k)]
-            for k in arts:
-                del self._artifacts[k]
             ledgers = [k for k in self._ledger_ids if mine(k)]
             for k in ledgers:
                 del self._ledgers[self._ledger_ids.pop(k)]
             wss = [k for k in self._ws if mine(k)]  # every user's workspace of the session
             for k in wss:
                 del self._ws[k]
-            return {"snapshots": len(snaps), "artifacts": len(arts), "ledgers": len(ledgers), "workspaces": len(wss)}
+            return {"snapshots": len(snaps) - arts, "artifacts": arts, "ledgers": len(ledgers), "workspaces": len(wss)}
 
     def row_counts(self) -> dict[str, int]:
         with self._lock:
             ready = sum(1 for s in self._snaps.values() if s["ready"])
-            return {"snapshots": ready, "unpublished": len(self._snaps) - ready,
-                    "documents": sum(len(d) for d in self._docs.values()),
-                    "chunks": sum(len(c) for c in self._chunk_map.values()),
+            arts = {i for i, s in self._snaps.items() if s["ready"] and is_artifact_query(s["key"].query)}
+            return {"snapshots": ready - len(arts), "unpublished": len(self._snaps) - ready,
+                    "documents": sum(len(d) for i, d in self._docs.items() if i not in arts),
+                    "chunks": sum(len(c) for (i, _), c in self._chunk_map.items() if i not in arts),
                     "chunk_grams": 0,  # no index, so no gram postings: locate checks every chunk of the snapshot
-                    "artifacts": len(self._artifacts),
+                    "artifacts": len(arts),
                     "ledgers": len(self._ledgers), "workspaces": len(self._ws),
                     "workspace_files": sum(len(w["files"]) for w in self._ws.values())}
-
-    # -- artifacts -------------------------------------------------------------------------------------
-    def put_artifact_row(self, row: tuple) -> None:
-        with self._lock:
-            self._artifacts[row[:3]] = row
-
-    def get_artifact_row(self, tenant: str, session: str, artifact_id: str) -> tuple | None:
-        with self._lock:
-            return self._artifacts.get((tenant, session, artifact_id))
-
-    def delete_artifact_row(self, tenant: str, session: str, artifact_id: str) -> bool:
-        with self._lock:
-            return self._artifacts.pop((tenant, session, artifact_id), None) is not None
 
     # -- ledgers ---------------------------------------------------------------------------------------
     def ledger_open(self, tenant: str, session: str, task: str, limits: tuple, now_us: int,

@@ -129,7 +129,7 @@ class PostgresStore(SQLStore):
         self._conn = psycopg.connect(dsn, autocommit=True, prepare_threshold=None)
         with self._tx(write=True) as q:
             q("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
-            migrate(q, schema("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY") + TRIGRAM + PG_GRAMS)
+            migrate(q, schema("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY") + TRIGRAM + PG_GRAMS, self)
             self.lc_ctype = q.one("SELECT datctype FROM pg_database WHERE datname = current_database()")[0]
         if self.lc_ctype in ("C", "POSIX"):
             warnings.warn(f"this database's LC_CTYPE is {self.lc_ctype}: pg_trgm skips non-ASCII characters, so "

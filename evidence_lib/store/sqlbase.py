@@ -10,18 +10,26 @@ ready) in one more.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
 
+from ..documents import Document
 from ..errors import EvidenceError
 from .base import EvidenceStore
-from .common import GRAM_RANGES_ID, MAX_US, OWNER_PREFIX, ChunkRow, DocRow, SnapRow, SnapshotKey, WsKey, session_of
+from .common import ARTIFACT_PREFIX, GRAM_RANGES_ID, MAX_US, OWNER_PREFIX, ChunkRow, DocRow, SnapRow, SnapshotKey, \
+    WsKey, artifact_query, document_row, is_artifact_query, session_of
 from .ledger import COUNTERS, LIMITS
 ENTRY_COLUMNS = ("step, tool, status, chars, bytes, tokens, charged, read_doc_id, read_revision, read_start, "
                  "read_end, read_sha256, reason, covered_doc_id, covered_start, covered_end")
 SNAP = "SELECT snap_id, tenant, sess, query, created_us, expires_us FROM snapshots "
 #: A workspace's rows: one principal's (tenant, session, owner); a session's rows are its first two columns.
 WS = "tenant = ? AND sess = ? AND owner = ?"
+
+
+def _kind(query: str, ready: int) -> str:
+    """What a removed snapshot row counts as: a published artifact (``artifacts``) or a snapshot."""
+    return "artifacts" if ready and is_artifact_query(query) else "snapshots"
 
 
 def _snap(row: Any) -> SnapRow | None:
@@ -50,7 +58,9 @@ class Q:
 
 
 #: The tables holding a session's rows, keyed by (tenant, sess).
-SESSION_TABLES = ("snapshots", "artifacts", "ledgers", "workspaces")
+SESSION_TABLES = ("snapshots", "ledgers", "workspaces")
+#: A condition true of an artifact's snapshot row: its query starts with its one parameter, :data:`ARTIFACT_PREFIX`.
+IS_ARTIFACT = f"substr(query, 1, {len(ARTIFACT_PREFIX)}) = ?"
 
 
 def _doc_reads(q: Q, lid: int, doc_id: str) -> int:
@@ -262,13 +272,12 @@ class SQLStore(EvidenceStore):
 
     def remove_expired(self, now_us: int, stale_us: int) -> dict[str, int]:
         gone = "(expires_us <= ? OR (ready = 0 AND created_us <= ?))"  # expired, or a stale unpublished write
-        snaps = self._all("SELECT snap_id FROM snapshots WHERE " + gone, (now_us, stale_us))
-        dropped = 0
-        for (snap_id,) in snaps:  # one transaction per snapshot: no writer waits behind a long cleanup
+        snaps = self._all("SELECT snap_id, query, ready FROM snapshots WHERE " + gone, (now_us, stale_us))
+        dropped = {"snapshots": 0, "artifacts": 0}
+        for snap_id, query, ready in snaps:  # one transaction per snapshot: no writer waits behind a long cleanup
             with self._tx(write=True) as q:  # re-checked: a stale write may have been published since
-                dropped += self._drop(q, snap_id, " AND " + gone, (now_us, stale_us))
+                dropped[_kind(query, ready)] += self._drop(q, snap_id, " AND " + gone, (now_us, stale_us))
         with self._tx(write=True) as q:
-            arts = q("DELETE FROM artifacts WHERE expires_us <= ?", (now_us,)).rowcount
             wss = q.all("SELECT tenant, sess, owner FROM workspaces WHERE expires_us <= ?", (now_us,))
             for key in wss:
                 q(f"DELETE FROM workspace_files WHERE {WS}", tuple(key))
@@ -276,15 +285,18 @@ class SQLStore(EvidenceStore):
             lids = q.all("SELECT lid FROM ledgers WHERE expires_us <= ?", (now_us,))
             for (lid,) in lids:
                 self._drop_ledger(q, lid)
-        return {"snapshots": dropped, "artifacts": arts, "workspaces": len(wss), "ledgers": len(lids)}
+        return {**dropped, "workspaces": len(wss), "ledgers": len(lids)}
 
     def row_counts(self) -> dict[str, int]:
         with self._tx() as q:
-            one = lambda sql: int(q.one(sql)[0])  # noqa: E731
-            return {"snapshots": one("SELECT count(*) FROM snapshots WHERE ready = 1"),
+            one = lambda sql, params=(): int(q.one(sql, params)[0])  # noqa: E731
+            kept = f"NOT snap_id IN (SELECT snap_id FROM snapshots WHERE ready = 1 AND {IS_ARTIFACT})"
+            arts = one(f"SELECT count(*) FROM snapshots WHERE ready = 1 AND {IS_ARTIFACT}", (ARTIFACT_PREFIX,))
+            return {"snapshots": one("SELECT count(*) FROM snapshots WHERE ready = 1") - arts,
                     "unpublished": one("SELECT count(*) FROM snapshots WHERE ready = 0"),
-                    "documents": one("SELECT count(*) FROM documents"), "chunks": one("SELECT count(*) FROM chunks"),
-                    "chunk_grams": self._count_grams(q), "artifacts": one("SELECT count(*) FROM artifacts"),
+                    "documents": one(f"SELECT count(*) FROM documents WHERE {kept}", (ARTIFACT_PREFIX,)),
+                    "chunks": one(f"SELECT count(*) FROM chunks WHERE {kept}", (ARTIFACT_PREFIX,)),
+                    "chunk_grams": self._count_grams(q), "artifacts": arts,
                     "ledgers": one("SELECT count(*) FROM ledgers"),
                     "workspaces": one("SELECT count(*) FROM workspaces"),
                     "workspace_files": one("SELECT count(*) FROM workspace_files")}
@@ -302,34 +314,17 @@ class SQLStore(EvidenceStore):
         with self._tx(write=True) as q:
             for sess in self._session_keys(q, tenant, session):
                 key = (tenant, sess)
-                snaps = q.all("SELECT snap_id FROM snapshots WHERE tenant = ? AND sess = ?", key)
-                for (snap_id,) in snaps:
+                snaps = q.all("SELECT snap_id, query, ready FROM snapshots WHERE tenant = ? AND sess = ?", key)
+                for snap_id, query, ready in snaps:
                     self._drop(q, snap_id)
+                    gone[_kind(query, ready)] += 1
                 lids = q.all("SELECT lid FROM ledgers WHERE tenant = ? AND sess = ?", key)
                 for (lid,) in lids:
                     self._drop_ledger(q, lid)
                 q("DELETE FROM workspace_files WHERE tenant = ? AND sess = ?", key)  # every user's workspace
-                gone["snapshots"] += len(snaps)
                 gone["ledgers"] += len(lids)
-                gone["artifacts"] += q("DELETE FROM artifacts WHERE tenant = ? AND sess = ?", key).rowcount
                 gone["workspaces"] += q("DELETE FROM workspaces WHERE tenant = ? AND sess = ?", key).rowcount
         return gone
-
-    # -- artifacts -------------------------------------------------------------------------------------
-    def put_artifact_row(self, row: tuple) -> None:
-        with self._tx(write=True) as q:
-            q("INSERT INTO artifacts (tenant, sess, artifact_id, summary, content, sha256, chars, created_us, "
-              "expires_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
-
-    def get_artifact_row(self, tenant: str, session: str, artifact_id: str) -> tuple | None:
-        row = self._one("SELECT tenant, sess, artifact_id, summary, content, sha256, chars, created_us, expires_us "
-                        "FROM artifacts WHERE tenant = ? AND sess = ? AND artifact_id = ?", (tenant, session, artifact_id))
-        return None if row is None else tuple(row)
-
-    def delete_artifact_row(self, tenant: str, session: str, artifact_id: str) -> bool:
-        with self._tx(write=True) as q:
-            return q("DELETE FROM artifacts WHERE tenant = ? AND sess = ? AND artifact_id = ?",
-                     (tenant, session, artifact_id)).rowcount > 0
 
     # -- ledgers ---------------------------------------------------------------------------------------
     @staticmethod
@@ -400,13 +395,40 @@ class SQLStore(EvidenceStore):
         return None if row is None else tuple(row)
 
 
-SCHEMA_VERSION = "5"  # 2: snapshot-scoped locate indexes (chunk id ranges in SQLite, (snap_id, body) GIN); 3: ledger
+SCHEMA_VERSION = "6"  # 2: snapshot-scoped locate indexes (chunk id ranges in SQLite, (snap_id, body) GIN); 3: ledger
 #                       excerpts (the text a compact locate served is a read, as in the in-memory ledger), and a
 #                       workspace is one principal's, keyed by (tenant, session, owner); 4: CJK gram postings for
 #                       1- and 2-character CJK terms (SQLite: the chunk_grams table; PostgreSQL: chunks_snap_grams);
-#                       5: task ledgers expire (ledgers.expires_us; migrated from 4 by MIGRATIONS)
-#: Migrations as code: the statements taking a store of the key's version to the next one (run in order).
-MIGRATIONS = {"4": [f"ALTER TABLE ledgers ADD COLUMN expires_us BIGINT NOT NULL DEFAULT {MAX_US}"]}
+#                       5: task ledgers expire (ledgers.expires_us; migrated from 4 by MIGRATIONS); 6: one
+#                       large-result mechanism, artifacts are one-document snapshots (the artifacts table's rows
+#                       move into snapshots, then it is dropped: artifacts_to_snapshots)
+
+
+def artifacts_to_snapshots(q: Q, store: SQLStore) -> None:
+    """Schema 5 -> 6: every row of the ``artifacts`` table becomes the published one-document snapshot
+    :mod:`evidence_lib.store.artifacts` writes (same id, summary, times and sha256), then the table is dropped.
+
+    A row whose content no longer matches its sha256 keeps that sha256 on its document and on every chunk, so
+    reading it stays ``evidence_changed``, as it was."""
+    for tenant, sess, aid, summary, content, sha, _, created, expires in q.all(
+            "SELECT tenant, sess, artifact_id, summary, content, sha256, chars, created_us, expires_us FROM artifacts"):
+        snap_id = q.one("INSERT INTO snapshots (tenant, sess, query, ready, created_us, expires_us) "
+                        "VALUES (?, ?, ?, 0, ?, ?) RETURNING snap_id", (tenant, sess, artifact_query(aid), created,
+                                                                         expires))[0]
+        doc, chunks = document_row(0, Document(aid, summary, "", content), tenant)
+        if doc[6] != sha:
+            doc, chunks = (*doc[:6], sha, *doc[7:]), [(d, c, body, sha) for d, c, body, _ in chunks]
+        store.add_rows(snap_id, [doc], chunks)  # joins this transaction (SQLite) or nests in it (PostgreSQL)
+        q("UPDATE snapshots SET ready = 1 WHERE snap_id = ?", (snap_id,))
+    q("DROP TABLE artifacts")
+
+
+#: Migrations as code, taking a store of the key's version to the next one (run in order): SQL statements, or a
+#: function of the transaction and the store.
+MIGRATIONS: dict[str, list[str | Callable[[Q, SQLStore], None]]] = {
+    "4": [f"ALTER TABLE ledgers ADD COLUMN expires_us BIGINT NOT NULL DEFAULT {MAX_US}"],
+    "5": [artifacts_to_snapshots],
+}
 
 
 def schema(id_column: str) -> list[str]:
@@ -423,9 +445,6 @@ def schema(id_column: str) -> list[str]:
         "UNIQUE (snap_id, doc_id))",
         f"CREATE TABLE IF NOT EXISTS chunks (chunk_id {id_column}, snap_id BIGINT NOT NULL, doc_no INTEGER NOT NULL, "
         "chunk_no INTEGER NOT NULL, body TEXT NOT NULL, sha256 TEXT NOT NULL, UNIQUE (snap_id, doc_no, chunk_no))",
-        "CREATE TABLE IF NOT EXISTS artifacts (tenant TEXT NOT NULL, sess TEXT NOT NULL, artifact_id TEXT NOT NULL, "
-        "summary TEXT NOT NULL, content TEXT NOT NULL, sha256 TEXT NOT NULL, chars BIGINT NOT NULL, "
-        "created_us BIGINT NOT NULL, expires_us BIGINT NOT NULL, PRIMARY KEY (tenant, sess, artifact_id))",
         f"CREATE TABLE IF NOT EXISTS ledgers (lid {id_column}, tenant TEXT NOT NULL, sess TEXT NOT NULL, "
         "task TEXT NOT NULL, " + ", ".join(f"{c} BIGINT" for c in LIMITS) + ", "
         + ", ".join(f"{c} BIGINT NOT NULL" for c in COUNTERS) + ", UNIQUE (tenant, sess, task))",
@@ -451,7 +470,7 @@ def schema(id_column: str) -> list[str]:
     ]
 
 
-def migrate(q: Q, statements: list[str]) -> None:
+def migrate(q: Q, statements: list[str], store: SQLStore) -> None:
     """Create the schema if missing (inside the caller's locked transaction); refuse another version.
 
     The version is checked before any other statement runs, so a store of another version is refused as such
@@ -468,8 +487,8 @@ def migrate(q: Q, statements: list[str]) -> None:
                            f"{GRAM_RANGES_ID}): rebuild them first")
     version = row and row[0]
     while version in MIGRATIONS:  # a ledger migrated from 4 expires TTL after its next entry
-        for sql in MIGRATIONS[version]:
-            q(sql)
+        for step in MIGRATIONS[version]:
+            step(q, store) if callable(step) else q(step)
         version = str(int(version) + 1)
         q("UPDATE store_meta SET value = ? WHERE key = 'schema_version'", (version,))
     for sql in statements[1:]:

@@ -84,7 +84,7 @@ class SQLiteStore(SQLStore):
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         self._conn.execute("PRAGMA synchronous=FULL")
         with self._tx(write=True) as q:
-            migrate(q, schema("INTEGER PRIMARY KEY") + FTS + SQLITE_GRAMS)
+            migrate(q, schema("INTEGER PRIMARY KEY") + FTS + SQLITE_GRAMS, self)
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path.name})"

@@ -44,7 +44,8 @@ def test_delete_session_removes_the_middlewares_results_and_task_ledgers_of_ever
     estore.put_snapshot("acme", "s-1", "q", [Document("d1", "t", "r1", "plain session text")])
     keep, kept = offloaded(estore, ALICE, "s-10")  # another session of the same user, sharing a prefix
     other_tenant, _ = offloaded(estore, Principal("globex", "alice"), "s-1")
-    assert estore.delete_session("acme", "s-1") == {"snapshots": 3, "artifacts": 0, "ledgers": 2, "workspaces": 0}
+    # workspaces: alice's and bob's run listings (evidence_lib.offload.run_session)
+    assert estore.delete_session("acme", "s-1") == {"snapshots": 3, "artifacts": 0, "ledgers": 2, "workspaces": 2}
     with pytest.raises(EvidenceError, match="unknown_doc_id"):
         alice.shelf.entry(handle, ALICE)
     for mw in (alice, bob):
@@ -89,7 +90,10 @@ def test_an_expired_task_ledger_opened_again_starts_a_new_budget(estore, clock):
 def test_a_store_of_schema_version_4_is_migrated_and_its_ledgers_get_an_expiry(spec, estore, clock):
     estore.ledger("acme", "s-1", "task").charge("read_evidence", "a page")
     estore.close()
-    with raw_sql(spec) as conn:  # the version-4 layout: ledgers without expires_us
+    with raw_sql(spec) as conn:  # the version-4 layout: ledgers without expires_us, artifacts in their own table
+        conn.execute("CREATE TABLE artifacts (tenant TEXT NOT NULL, sess TEXT NOT NULL, artifact_id TEXT NOT NULL, "
+                     "summary TEXT NOT NULL, content TEXT NOT NULL, sha256 TEXT NOT NULL, chars BIGINT NOT NULL, "
+                     "created_us BIGINT NOT NULL, expires_us BIGINT NOT NULL, PRIMARY KEY (tenant, sess, artifact_id))")
         conn.execute("DROP INDEX ledgers_expiry")
         conn.execute("ALTER TABLE ledgers DROP COLUMN expires_us")
         conn.execute("UPDATE store_meta SET value = '4' WHERE key = 'schema_version'")

@@ -28,6 +28,7 @@ help:
 	@echo "make article        print the article's result table as JSON"
 	@echo "make postgres-up    start a local PostgreSQL for the store tests (then export EVIDENCE_PG_DSN=...)"
 	@echo "make test-store     the store's contract tests on memory, SQLite and PostgreSQL (starts/stops the server)"
+	@echo "make bench-eval     the reading flows beside Deep Agents on every QA set, both choosers (SETS=\"kernel_en kernel_zh\" for some)"
 	@echo "make bench-offload  large tool results: no offload vs Deep Agents vs Strands vs the evidence middleware (notebook 12)"
 	@echo "make bench-store    the store's scale benchmark (bench/results/store.json and .png; QUICK=1 for a smoke run)"
 	@echo "make site           build the static website into build/site/ from the executed notebooks (BASE_URL=/<repo>)"
@@ -122,7 +123,11 @@ bench-eval:
 	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	@echo "bench-eval: installing the series with its deepagents and strands extras into $(BENCH_VENV)"
 	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[deepagents,strands]'
-	$(BENCH_VENV)/bin/python bench/eval_compare.py
+	@command -v rg >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "bench-eval: installing Debian's ripgrep (Deep Agents' grep at its strongest)"; \
+	  apt-get install -y -qq ripgrep >/dev/null || { apt-get update -qq && apt-get install -y -qq ripgrep >/dev/null; }; \
+	  else echo "bench-eval: no ripgrep (rg) on PATH: Deep Agents' grep runs its Python fallback, and the JSON says so"; fi; }
+	$(BENCH_VENV)/bin/python bench/eval_compare.py $(SETS)
 
 # Large tool results four ways (no offload, Deep Agents' eviction, Strands' ContextOffloader, EvidenceMiddleware):
 # bench/results/offload.json and offload.png, read by notebook 12. About a minute.

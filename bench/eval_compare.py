@@ -1,6 +1,14 @@
 #!/usr/bin/env python3
-"""The reading flows side by side, Deep Agents included, with both choosers: writes bench/results/eval_pydoc.json
-and eval_zh.json.
+"""The reading flows side by side, Deep Agents included, with both choosers: writes bench/results/eval_pydoc.json,
+eval_zh.json, and for the Linux kernel documentation sets (issue 25, bench/data/README.md) eval_kernel_en.json and
+eval_kernel_zh.json.
+
+    python bench/eval_compare.py                      # every set
+    python bench/eval_compare.py kernel_en kernel_zh  # some sets
+
+The kernel corpora are unpacked from bench/data/ into build/kernel/ the first time. Deep Agents' grep uses ripgrep
+when ``rg`` is on PATH (``make bench-eval`` installs Debian's ``ripgrep`` when it can), else its Python fallback;
+each file records which engine ran (``deepagents_grep_engine``).
 
 Run with an interpreter that has the optional extra installed (``make bench-eval`` makes ``.venv-bench`` with
 ``pip install -e '.[deepagents]'``). Without deepagents the two Deep Agents flows are reported as skipped.
@@ -13,6 +21,8 @@ the ``--chooser overlap`` run of the same flows on the same corpus and QA set.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,10 +33,16 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "evidence_lib" / "eval" / "data"
 OUT = ROOT / "bench" / "results"
 
-RUNS = [
-    ("pydoc", DATA / "pydoc_qa.json", OUT / "eval_pydoc.json"),
-    (str(DATA / "zh_corpus"), DATA / "zh_qa.json", OUT / "eval_zh.json"),
-]
+BENCH_DATA = ROOT / "bench" / "data"
+KERNEL = ROOT / "build" / "kernel"
+
+#: set name -> (corpus for --corpus, QA file, result file)
+RUNS = {
+    "pydoc": ("pydoc", DATA / "pydoc_qa.json", OUT / "eval_pydoc.json"),
+    "zh": (str(DATA / "zh_corpus"), DATA / "zh_qa.json", OUT / "eval_zh.json"),
+    "kernel_en": (str(KERNEL / "kernel_en"), BENCH_DATA / "kernel_en_qa.json", OUT / "eval_kernel_en.json"),
+    "kernel_zh": (str(KERNEL / "kernel_zh"), BENCH_DATA / "kernel_zh_qa.json", OUT / "eval_kernel_zh.json"),
+}
 #: The choosers run besides the oracle, each kept under by_chooser.
 OTHER_CHOOSERS = ("overlap",)
 KEPT = ("chooser", "flows", "skipped", "targets", "per_question")
@@ -37,6 +53,7 @@ def run(corpus: str, qa: Path, out: Path) -> int:
     if code:
         return code
     result = json.loads(out.read_text(encoding="utf-8"))
+    result["deepagents_grep_engine"] = grep_engine()
     result["by_chooser"] = {}
     with tempfile.TemporaryDirectory(prefix="eval-compare-") as tmp:
         for chooser in OTHER_CHOOSERS:
@@ -52,9 +69,27 @@ def run(corpus: str, qa: Path, out: Path) -> int:
     return 0
 
 
+def grep_engine() -> str:
+    """Which engine Deep Agents' grep uses in this process: ripgrep when ``rg`` is on PATH, else its Python one."""
+    return "ripgrep" if shutil.which("rg") else "python"
+
+
+def unpack_kernel() -> None:
+    """Unpack the kernel corpora into build/kernel/ once (scripts/build_kernel_corpora.py --unpack)."""
+    if not all((KERNEL / name).is_dir() for name in ("kernel_en", "kernel_zh")):
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "build_kernel_corpora.py"), "--unpack", str(KERNEL)],
+                       check=True)
+
+
 if __name__ == "__main__":
+    names = sys.argv[1:] or list(RUNS)
+    unknown = sorted(set(names) - set(RUNS))
+    if unknown:
+        sys.exit(f"unknown set(s) {unknown}; the sets are {list(RUNS)}")
     OUT.mkdir(parents=True, exist_ok=True)
-    for corpus, qa, out in RUNS:
-        code = run(corpus, qa, out)
+    if any(n.startswith("kernel_") for n in names):
+        unpack_kernel()
+    for name in names:
+        code = run(*RUNS[name])
         if code:
             sys.exit(code)

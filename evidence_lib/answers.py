@@ -105,6 +105,7 @@ class FinalAnswer:
     citations: tuple[CitedRange, ...] = ()
     insufficient: bool = False
     problems: tuple[str, ...] = ()  # Sources lines that did not parse, by line number (never their text)
+    lines: tuple[CitedRange | None, ...] = ()  # every Sources line in order: its citation, or None if it did not parse
 
 
 def _cited_revision(revision: str) -> str:
@@ -156,13 +157,14 @@ def parse_answer(text: str) -> FinalAnswer:
     head, sep, tail = text.partition("\n" + SOURCES)
     if not sep and text.startswith(SOURCES):
         head, sep, tail = "", SOURCES, text[len(SOURCES):]
-    citations, problems = [], []
+    citations, problems, lines = [], [], []
     for i, line in enumerate(tail.splitlines(), 1):
         if not line.strip():
             continue
         cited = _cited_range(line.strip())
+        lines.append(cited)
         if cited is None:
             problems.append(f"Sources line {i} does not parse")
         else:
             citations.append(cited)
-    return FinalAnswer(head.strip(), tuple(citations), insufficient, tuple(problems))
+    return FinalAnswer(head.strip(), tuple(citations), insufficient, tuple(problems), tuple(lines))

@@ -37,7 +37,7 @@ from langchain_core.messages import ToolMessage, convert_to_messages
 from langgraph.types import Command
 
 from ...access import Principal
-from ...answers import SOURCES, CitedRange, parse_answer
+from ...answers import parse_answer
 from ...citations import Citation, CitationCheck, verify_citation
 from ...errors import EvidenceError
 from ...ledger import Budget, Ledger, ReadRecord
@@ -75,25 +75,6 @@ def _as_message(m: Any) -> Any:
         except (ValueError, TypeError, NotImplementedError):
             return m
     return m
-
-
-def _sources_in_order(text: Any) -> list[CitedRange | None]:
-    """The ``Sources:`` lines :func:`~evidence_lib.answers.parse_answer` reads in ``text``, in line order: each
-    a :class:`CitedRange`, or ``None`` for a line that does not parse. The block is where ``parse_answer`` finds it
-    (the word "Sources:" in the prose is prose); each of its lines is then read by ``parse_answer`` too."""
-    text = text if isinstance(text, str) else ""
-    whole = parse_answer(text)
-    lines = text.split("\n")
-    for k, line in enumerate(lines):
-        block = "\n" + "\n".join(lines[k:])
-        if line.startswith(SOURCES) and _same(parse_answer(block), whole):
-            return [(parse_answer(f"{SOURCES}\n{one}").citations or (None,))[0]
-                    for one in block[len(SOURCES) + 1:].splitlines() if one.strip()]
-    return [*whole.citations, *[None] * len(whole.problems)]  # not found line by line: the citations, then the rest
-
-
-def _same(a: Any, b: Any) -> bool:
-    return (a.citations, a.problems) == (b.citations, b.problems)
 
 
 # -- one run --------------------------------------------------------------------------------------------------------
@@ -322,7 +303,7 @@ class EvidenceMiddleware(AgentMiddleware):
         earlier run's verified answer into ``never_read``."""
         reads = list(self._reads(run))
         checks = []
-        for c in _sources_in_order(text):
+        for c in parse_answer(text).lines:
             if c is None:
                 checks.append(CitationCheck(Citation("", "", 0, 0, "", None), "malformed"))
                 continue

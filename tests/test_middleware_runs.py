@@ -28,56 +28,16 @@ from evidence_lib.ledger import Budget  # noqa: E402
 from evidence_lib.measure import cl100k_tokens  # noqa: E402
 from evidence_lib.offload import HANDLE_MAX_TOKENS  # noqa: E402
 from evidence_lib.store import MemoryStore, SQLiteStore  # noqa: E402
+from middleware_kit import (ALICE, ANSWER, BIG, LOG, MARKER, START, T0, answer_citing, call, clock,  # noqa: E402,F401
+                             get_logs, seen, store, tool_messages)
 
-ALICE = Principal("acme", "alice")
-T0 = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)
-ANSWER = "2026-11-30T12:41:40Z ERROR payment-7 timeout after 30s"
-LOG = "\n".join([f"2026-11-30T12:{i // 60 % 60:02}:{i % 60:02}Z INFO worker-{i % 7} ok seq={i}" for i in range(2500)]
-                + [ANSWER] + [f"2026-11-30T13:00:{i % 60:02}Z INFO worker-{i % 7} ok seq={i}" for i in range(1500)])
-START = LOG.index(ANSWER)
 OTHER = "\n".join(f"2026-11-30T14:{i // 60 % 60:02}:{i % 60:02}Z WARN cache-{i % 5} slow seq={i}" for i in range(4000))
-MARKER = "MARKER-deep-inside-the-result"
-BIG = "\n".join(f"line {i} INFO ok" for i in range(5000)) + "\n" + MARKER
-
-
-@tool
-def get_logs(service: str) -> str:
-    """The service's log lines (large)."""
-    return LOG
 
 
 @tool
 def get_cache_logs(service: str) -> str:
     """The cache's log lines (large)."""
     return OTHER
-
-
-def call(name: str, call_id: str = "c1", **args):
-    return {"name": name, "args": args, "id": call_id, "type": "tool_call"}
-
-
-def tool_messages(messages):
-    return [m for m in messages if isinstance(m, ToolMessage)]
-
-
-def seen(msg: ToolMessage) -> str:
-    return msg.content if isinstance(msg.content, str) else json.dumps(msg.content, ensure_ascii=False, default=str)
-
-
-def answer_citing(doc_id: str, revision: str, start: int, end: int, quote: str, prose: str = "It timed out. [1]"):
-    return f"{prose}\n\nSources:\n[1] {doc_id}@{revision} [{start}, {end}) {json.dumps(quote)}"
-
-
-@pytest.fixture
-def clock():
-    return ManualClock(T0)
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request, clock, tmp_path):
-    s = MemoryStore(clock) if request.param == "memory" else SQLiteStore(str(tmp_path / "evidence.db"), clock)
-    yield s
-    s.close()
 
 
 def offload_log(mw) -> tuple[str, str]:

@@ -9,7 +9,8 @@ What this script does, in a staging folder (``build/site-src/``, rebuilt every t
 are never changed:
 
 * copies the pages in the series' order, found by glob (never a hard-coded list, so new notebooks appear by
-  themselves): ``notebooks/NN_*.ipynb`` sorted, then the workshop (the student copies ``workshop_part*.ipynb``),
+  themselves): the series as scripts/nbnav.py lists it (``notebooks/NN_*.ipynb`` and the optional deep dives
+  ``NNx_*.ipynb``, sorted), then the workshop (the student copies ``workshop_part*.ipynb``),
   then the facilitator material (``notebooks/exercises/README.md``, the facilitator guide, and ``solutions/``);
 * makes ``00_index.ipynb`` the home page (staged as ``index.ipynb``, the links to it rewritten), with a note on
   what these pages are and the sidebar's sections as hidden toctrees: "The series", "Workshop", "Facilitators"
@@ -48,6 +49,7 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import nbnav  # noqa: E402  (scripts/: which notebooks make the series, in reading order)
 import subset_site_font  # noqa: E402  (scripts/: the site font's characters)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,6 +67,7 @@ BADGE_LINK = re.compile(r"[ \t]*\[!\[[^\]]*\]\((?:" + "|".join(map(re.escape, BA
 REPOSITORY_ENV = "EVIDENCE_SITE_REPOSITORY"
 SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}")
 INDEX = "00_index"  # the series' index notebook: the site's home page, staged as index.ipynb
+INDEX_NOTEBOOK = f"{INDEX}.ipynb"
 #: A relative link to the index notebook, from any folder: ](00_index.ipynb ](../00_index.ipynb#glossary ...
 INDEX_LINK = re.compile(r"(\]\((?:\.\./)*)" + INDEX + r"\.ipynb(?=[#)])")
 #: A markdown link's target: ](path) or ](path#fragment).
@@ -103,8 +106,10 @@ there first; the facilitator guide is in the sidebar's *Facilitators* section.
 
 
 def series() -> list[Path]:
-    """The series in order: notebooks/NN_*.ipynb, sorted (00_index first)."""
-    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    """The series in reading order, 00_index first: scripts/nbnav.py's rule (NN_*.ipynb and the deep dives
+    NNx_*.ipynb), so the sidebar and the notebooks' own navigation lines list the same pages."""
+    index = NOTEBOOKS / INDEX_NOTEBOOK
+    return ([index] if index.is_file() else []) + nbnav.series()
 
 
 def series_settings() -> dict:
@@ -271,7 +276,7 @@ def stage(src: Path, repository: str | None = None) -> dict[str, int]:
         (src / "figures.md").write_text("\n".join(lines), encoding="utf-8")
 
     stem = lambda p: p.relative_to(NOTEBOOKS).with_suffix("").as_posix()  # noqa: E731
-    home = f"{INDEX}.ipynb"
+    home = INDEX_NOTEBOOK
     if home not in staged:
         raise SystemExit(f"notebooks/{home} is missing: the site's home page is the series index")
     sections = [toctree("The series", [stem(p) for p in series() if p.name != home])]

@@ -51,4 +51,11 @@ html_theme_options = {
     "repository_branch": _series.get("branch", "main"),
     "path_to_docs": "notebooks",
     "navigation_with_keys": False,
+    # No pydata-sphinx-theme header: the Book Theme has its own (the article header's buttons), but
+    # pydata-sphinx-theme 0.20 gives the header a search field unless navbar_persistent is set, and with it draws
+    # the header and its two hidden drawer buttons first on the page. Both themes' scripts bind the first
+    # .primary-toggle / .secondary-toggle, so the visible buttons did nothing (issue 26 item 7) and the desktop
+    # showed two search fields. Empty, the header is not drawn: the visible buttons are the first, and the
+    # sidebar's search field is the one search box. tests/browser/test_site_drawers.py clicks them.
+    "navbar_persistent": [],
 }

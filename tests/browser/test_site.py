@@ -24,6 +24,9 @@ The tests check that
 and saves screenshots of the index, notebook 02 at its size table (desktop and phone), a Chinese passage of 04,
 the exercises page (the facilitator guide), the whole sidebar and the live-explorers note to build/screenshots/.
 
+The controls (the phone's two drawers, the desktop's sidebar toggle, one search box) and the phone layout are
+clicked and checked in tests/browser/test_site_drawers.py, with these fixtures.
+
 Opt-in: ``EVIDENCE_SITE_TEST=1 python -m pytest -q tests/browser/test_site.py`` after ``make site``
 (``make test-site`` does both). Needs Debian's chromium and playwright (``scripts/install_browser.sh``).
 """
@@ -234,8 +237,9 @@ def fetch(url: str) -> tuple[int, bytes]:
 
 
 def series_stems() -> list[str]:
-    """The series' pages in order; notebooks/00_index.ipynb is the site's home page, index.html."""
-    return [p.stem for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) if p.stem != "00_index"]
+    """The series' pages in order (scripts/build_site.py's rule: NN_*.ipynb and the deep dives NNx_*.ipynb);
+    notebooks/00_index.ipynb is the site's home page, index.html."""
+    return [p.stem for p in load_script("build_site").series() if p.stem != "00_index"]
 
 
 def workshop_stems() -> tuple[list[str], list[str]]:

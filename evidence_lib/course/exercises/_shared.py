@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import random
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -43,6 +44,25 @@ def kept_index(key: str, documents: Iterable[Document]) -> EvidenceIndex:
         atexit.register(shutil.rmtree, root, True)
         _KEPT[key] = EvidenceIndex.build(list(documents), root)
     return _KEPT[key]
+
+
+@contextmanager
+def watching(codes: frozenset, seen: list[str]) -> Iterator[None]:
+    """Append to ``seen`` the name of every function whose code is in ``codes`` that runs inside the block.
+
+    A profile hook, so it does not matter how the learner imported the function: the checkers use it to refuse an
+    answer that delegates to the library's own answer to the exercise (2.1, 5.2).
+    """
+    def watch(frame, event, arg):
+        if event == "call" and frame.f_code in codes:
+            seen.append(frame.f_code.co_name)
+
+    previous = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
 
 
 def unlimited() -> Budget:

@@ -303,11 +303,21 @@ def _largest(docs: tuple[Document, ...], measure: Callable[[str], int], budget: 
 
 @cache
 def _budget_cases() -> tuple[tuple[str, tuple[Document, ...], int], ...]:
+    """The article's ranking with two budgets, two rankings of the checker's own, and one whose budget is exactly the
+    tokens of its first four notes' dump (a dump at the budget fits: "at most", <=)."""
     article = tuple(article_corpus())
+    exact = tuple(variant_corpus("q4-c", 6))
     return (("the article's ranking", article, TOKEN_BUDGET),
             ("the article's ranking", article, 30_000),
             ("another ranking of 9, other lengths", tuple(variant_corpus("q4-a", 9)), 9_000),
-            ("another ranking of 7, other lengths", tuple(variant_corpus("q4-b", 7)), 20_000))
+            ("another ranking of 7, other lengths", tuple(variant_corpus("q4-b", 7)), 20_000),
+            ("another ranking of 6, other lengths", exact,
+             cl100k_tokens(baseline_dump(list(exact[:4])))))
+
+
+def _strictly_under(docs: tuple[Document, ...], budget: int) -> int:
+    """What ``<`` instead of ``<=`` gives: the largest k whose dump is *under* the budget."""
+    return _largest(docs, cl100k_tokens, budget - 1)
 
 
 def _check_largest_top_k(largest_top_k: Any) -> Result:
@@ -326,6 +336,9 @@ def _check_largest_top_k(largest_top_k: Any) -> Result:
         if not 0 <= got <= len(docs):
             return incorrect(f"top_k must be between 0 and {len(docs)} {where}")
         dump = baseline_dump(list(docs[:got]))
+        if got == _strictly_under(docs, budget):
+            return incorrect(f"baseline_dump(docs[:{got + 1}]) is exactly {budget:,} cl100k tokens {where}: a dump at "
+                             "the budget fits. The budget is the most you may send, so compare with <=, not <")
         if got == _largest(docs, approx_tokens, budget):
             return incorrect(f"you measured with the chars/4 estimate {where}: baseline_dump(docs[:{got}]) is "
                              f"{approx_tokens(dump):,} by chars/4 but {cl100k_tokens(dump):,} real cl100k tokens")
@@ -345,7 +358,8 @@ def _check_largest_top_k(largest_top_k: Any) -> Result:
     tail = ("it still contains the answer." if _keeps(article, k) else
             f"and docs[:{k}] does not even contain {ANSWER_DOC_ID}: a token cap on full text silently drops the "
             "answer.")
-    return correct(f"largest_top_k agrees on {len(_budget_cases())} rankings and budgets. With the article's ranking "
+    return correct(f"largest_top_k agrees on {len(_budget_cases())} rankings and budgets, one budget exactly the tokens "
+                   "of a dump (it fits). With the article's ranking "
                    f"and TOKEN_BUDGET, top_k={k} is {cl100k_tokens(baseline_dump(list(article[:k]))):,} cl100k "
                    f"tokens, within {TOKEN_BUDGET:,}; {tail}")
 
@@ -359,7 +373,8 @@ q4 = Exercise(
         'Measure the dump of docs[:k] for every k and keep the largest that fits. The budget is in real '
         'cl100k tokens, not characters, not bytes, not chars/4.',
         'For k = 0 .. len(docs), compute cl100k_tokens of baseline_dump(docs[:k]) and compare it with the budget; '
-        'the dump grows with k, so the answer is the last k that still fits.',
+        'the dump grows with k, so the answer is the last k that still fits. A dump of exactly budget tokens fits: '
+        'the budget is the most you may send.',
         'Shape: max(k for k in range(len(docs) + 1) if cl100k_tokens(baseline_dump(docs[:k])) <= budget).',
     ),
     stub='''

@@ -9,7 +9,6 @@ function the checker runs on sessions no notebook prints. Used by ``notebooks/ex
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping
 from functools import cache
 from itertools import combinations
@@ -21,7 +20,7 @@ from ...errors import ERROR_CODES
 from ...measure import Size, reduction_percent
 from ...tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
 from ..article import ANSWER_DOC_ID, REVISION, article_corpus
-from ._shared import cut, show, temp_index, variant_corpus
+from ._shared import cut, show, temp_index, variant_corpus, watching
 from .core import ____, Exercise, NotAttempted, Result, call, correct, incorrect
 
 __all__ = ["BAD_CALLS", "LOCATE_TERM", "PAGE_LIMIT", "PROTOCOL_CODES", "SEARCH_QUERY", "describe_call",
@@ -86,23 +85,11 @@ _LIBRARY_PAGING = frozenset({paging.page.__code__, paging.Page.next_offset.fget.
 
 
 def _delegates(fn: Any, *args: Any) -> bool:
-    """Whether calling ``fn(*args)`` runs the library's page arithmetic (``evidence_lib.paging.page`` or ``Page``).
-
-    Watched with a profile hook for the one call, so it does not matter how the learner imported it."""
-    seen = False
-
-    def watch(frame, event, arg):
-        nonlocal seen
-        if event == "call" and frame.f_code in _LIBRARY_PAGING:
-            seen = True
-
-    previous = sys.getprofile()
-    sys.setprofile(watch)
-    try:
+    """Whether calling ``fn(*args)`` runs the library's page arithmetic (``evidence_lib.paging.page`` or ``Page``)."""
+    seen: list[str] = []
+    with watching(_LIBRARY_PAGING, seen):
         call(fn, *args, name="read_page")
-    finally:
-        sys.setprofile(previous)
-    return seen
+    return bool(seen)
 
 
 def _check_read_page(read_page: Any) -> Result:
@@ -186,19 +173,34 @@ class _TooManyCalls(BaseException):
 
 
 class CountingReader:
-    """Wraps ``read_evidence``: counts calls and stops a loop that never ends."""
+    """Wraps ``read_evidence``: counts calls, remembers the pages served, and stops a loop that never ends."""
 
     def __init__(self, tool: Any, max_calls: int) -> None:
         self._tool = tool
         self.name = tool.name
         self.calls = 0
         self.max_calls = max_calls
+        self.pages: list[tuple[int, int]] = []  # (start, end) of every page served, in order
 
     def invoke(self, args: Any, *rest: Any, **kw: Any) -> str:
         self.calls += 1
         if self.calls > self.max_calls:
             raise _TooManyCalls
-        return self._tool.invoke(args, *rest, **kw)
+        reply = self._tool.invoke(args, *rest, **kw)
+        try:
+            page = json.loads(reply)
+        except (TypeError, ValueError):
+            return reply  # not a page: the checker reports what the learner's code makes of it
+        if isinstance(page, dict) and "start" in page and "text" in page:
+            self.pages.append((page["start"], page["end"]))
+        return reply
+
+    def advancing(self) -> bool:
+        """Whether every page started where the one before ended: the loop moves, its pages are just small."""
+        return len(self.pages) > 1 and all(b[0] == a[1] for a, b in zip(self.pages, self.pages[1:]))
+
+    def largest_page(self) -> int:
+        return max((e - s for s, e in self.pages), default=0)
 
     def __repr__(self) -> str:
         return "read_evidence"
@@ -210,6 +212,16 @@ def _reference_pages(read: Any, doc_id: str) -> int:
         page = json.loads(read.invoke({"doc_id": doc_id, "offset": offset, "limit": MAX_PAGE_CHARS}))
         offset, calls = page["next_offset"], calls + 1
     return calls
+
+
+def _too_many_calls(reader: CountingReader, doc: Document) -> str:
+    """Why a loop ran past its call limit: pages that follow next_offset but are small, or a loop that never moves."""
+    what = f"read_all made more than {reader.max_calls} calls for the {len(doc.text):,}-character document {doc.doc_id!r}"
+    if reader.advancing() and reader.largest_page() < MAX_PAGE_CHARS:
+        return (f"{what}: offset follows next_offset, but your pages hold at most {reader.largest_page()} characters. "
+                f"Ask for limit={MAX_PAGE_CHARS}, the largest page, and {-(-len(doc.text) // MAX_PAGE_CHARS)} calls "
+                "suffice")
+    return f"{what}: is offset moving to next_offset after every page?"
 
 
 def _check_read_all(read_all: Any) -> Result:
@@ -230,9 +242,7 @@ def _check_read_all(read_all: Any) -> Result:
             try:
                 text = call(read_all, reader, doc.doc_id, name="read_all")
             except _TooManyCalls:
-                return incorrect(f"read_all made more than {reader.max_calls} calls for the {len(doc.text):,}-"
-                                 f"character document {doc.doc_id!r}: is offset moving to next_offset after every "
-                                 "page?")
+                return incorrect(_too_many_calls(reader, doc))
             what = f"document {doc.doc_id!r} ({len(doc.text):,} chars)"
             if not isinstance(text, str):
                 return incorrect(f"read_all should return the text as one str, got {show(text)} for {what}")

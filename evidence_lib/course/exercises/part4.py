@@ -218,7 +218,9 @@ def _check_budget(answer: Any) -> Result:
     seen = loop_ledger.context()
     return correct(f"the loop was stopped after {sent} read(s) with {code} (limit: {reason}); the real task went "
                    f"through ({t['calls']} calls, {t['bytes']:,} bytes, {t['tokens']:,} tokens) and so did the "
-                   f"{len(whole)} full pages of d03. Refused calls are not charged, yet the loop's "
+                   f"{len(whole)} full pages of d03. A count stops the loop (calls or reads_per_doc), sized to the "
+                   "legitimate tasks: neither tells a tiny page from a full one. Refused calls are not charged, yet "
+                   "the loop's "
                    f"{seen['refused']} refusals still put {seen['bytes'] - loop_ledger.totals()['bytes']:,} bytes in "
                    "front of the model: that is what the refusal cap (max_refusals) bounds.")
 
@@ -231,11 +233,13 @@ q2 = Exercise(
     hints=(
         'Measure both tasks first: run each with an unlimited ledger and print ledger.totals(). The default '
         'Budget() is not the answer: try it and see which task it refuses.',
-        'Which limit tells a loop of tiny reads apart from a few full pages of the same document? Reads per '
-        'document cannot (six full pages are six reads); calls can, sized to the real tasks, with size limits '
-        'loose enough for six full pages.',
-        'Shape: Budget(max_calls=..., max_chars=..., max_bytes=..., max_tokens=..., max_reads_per_doc=None), '
-        'each limit a little above what the larger legitimate task measured, max_calls below MAX_TINY_READS.',
+        'Size limits cannot stop the loop: each tiny read is small, and six full pages are far bigger. Limits that '
+        'count can: calls, or reads per document (notebook 05\'s cap for scenario 4). Neither tells a tiny page '
+        'from a full one, so size the count from the legitimate tasks: WHOLE_DOCUMENT is six calls and six reads '
+        'of d03.',
+        'Shape: Budget(max_calls=..., max_chars=..., max_bytes=..., max_tokens=..., max_reads_per_doc=...), the '
+        'size limits a little above what the larger legitimate task measured, and a count (max_calls, or '
+        'max_reads_per_doc) from six up to MAX_TINY_READS.',
     ),
     stub="""
 budget = ____  # Budget(max_calls=..., max_chars=..., max_bytes=..., max_tokens=..., max_reads_per_doc=...)
@@ -243,8 +247,11 @@ budget = ____  # Budget(max_calls=..., max_chars=..., max_bytes=..., max_tokens=
     solution="""
 budget = Budget(max_calls=10, max_chars=8_000, max_bytes=20_000, max_tokens=8_000, max_reads_per_doc=None)
 """,
-    solution_note="Many budgets pass. A per-document cap cannot tell six full pages from six tiny ones; a cap on "
-                  "calls, sized to the real tasks, can. Bigger pages are cheaper per character than tiny ones.",
+    solution_note="Many budgets pass. Counting limits stop the loop, size limits cannot: a cap on calls (as here) or "
+                  "on reads per document (Budget(max_reads_per_doc=6) passes too), from the six reads of "
+                  "WHOLE_DOCUMENT up to MAX_TINY_READS. Neither count tells a tiny page from a full one, so both are "
+                  "sized to the legitimate tasks you measured: a task that must page through a longer document "
+                  "needs a larger per-document cap. Bigger pages are cheaper per character than tiny ones.",
 )
 
 

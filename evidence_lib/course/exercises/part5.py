@@ -23,7 +23,7 @@ from ...disclosure.toolbox import Toolbox, discovery_tools, measure_schema_loadi
 from ...errors import EvidenceError, to_json
 from ...measure import Size
 from ..after_sales import CST, TENANT, after_sales_catalog, after_sales_toolbox, logistics_sections
-from ._shared import is_int, show
+from ._shared import is_int, show, watching
 from .core import Exercise, Result, call, correct, incorrect
 
 __all__ = ["OUTCOMES", "PRINCIPALS", "SCHEMA_CASES", "START", "colleague", "q1", "q2", "q3", "q4", "support"]
@@ -190,6 +190,10 @@ def _parts(toolbox: Toolbox, query: str, names: list[str]) -> dict[str, str]:
     }
 
 
+#: The library's own measurement: what q2 asks the learner to write (notebook 06 prints it).
+_LIBRARY_MEASURE = frozenset({measure_schema_loading.__code__})
+
+
 def _check_find_and_load(find_and_load_bytes: Any) -> Result:
     if not callable(find_and_load_bytes):
         return incorrect(f"find_and_load_bytes should be a function, got {show(find_and_load_bytes)}")
@@ -197,7 +201,14 @@ def _check_find_and_load(find_and_load_bytes: Any) -> Result:
     cases += [(_small_toolbox(), "a smaller toolbox", "send message to customer", ["send_customer_message"]),
               (_small_toolbox(), "a smaller toolbox", "change delivery address", ["update_shipping_address"])]
     for toolbox, label, query, names in cases:
-        got = call(find_and_load_bytes, toolbox, query, list(names), name="find_and_load_bytes")
+        delegated: list[str] = []
+        with watching(_LIBRARY_MEASURE, delegated):
+            got = call(find_and_load_bytes, toolbox, query, list(names), name="find_and_load_bytes")
+        if delegated:
+            return incorrect("find_and_load_bytes delegates to measure_schema_loading, the library's own measurement "
+                             "(what notebook 06 prints): that is what this exercise asks you to write. Count the "
+                             "three pieces yourself; measure_schema_loading is for checking your number afterwards, "
+                             "outside your function, and in your own code reusing it is right")
         where = f"for {query!r} loading {names} on {label}"
         if not is_int(got):
             return incorrect(f"find_and_load_bytes should return an int (UTF-8 bytes), got {show(got)} {where}")
@@ -247,8 +258,9 @@ q2 = Exercise(
         "toolbox.find_tools(query) and toolbox.load_tools(names) are the two replies. Serialize each with "
         "to_json (ensure_ascii=False) and measure with utf8_bytes.",
         "Shape: utf8_bytes(to_json([convert_to_openai_tool(t) for t in discovery_tools(toolbox)]) + "
-        "to_json(toolbox.find_tools(query)) + to_json(toolbox.load_tools(names))). Check yourself with "
-        "measure_schema_loading(toolbox, query, load=names).find_and_load.",
+        "to_json(toolbox.find_tools(query)) + to_json(toolbox.load_tools(names))). Afterwards, outside your "
+        "function, compare with measure_schema_loading(toolbox, query, load=names).find_and_load (calling it inside "
+        "is refused).",
     ),
     stub='''
 def find_and_load_bytes(toolbox, query, names):
@@ -274,26 +286,70 @@ _TTLS = (timedelta(hours=24), timedelta(minutes=90), timedelta(seconds=1), timed
 
 @cache
 def _readable_cases() -> list[tuple[dict[str, Any], datetime, bool]]:
-    """(handle, instant, readable?) where readable? is what ArtifactStore.read really answers at that instant."""
+    """(handle, instant, readable?) where readable? is what ArtifactStore.read really answers at that instant.
+
+    Per lifetime: five instants around it in each of four time zones, and expires_at's own wall-clock reading in
+    the three other zones (later instants that a naive comparison calls "at expires_at", and ISO strings order by
+    their offsets)."""
     out = []
     for k, ttl in enumerate(_TTLS):
         clock = _Clock(START + timedelta(minutes=7 * k))
         store = ArtifactStore(after_sales_catalog(), clock, ttl=ttl, seed=f"part5-q3-{k}")
         artifact = store.create(support, "logistics:A1042")
         handle = dict(artifact.handle())
-        for step in (timedelta(0), ttl / 2, ttl - timedelta(microseconds=1), ttl, ttl + timedelta(seconds=1)):
-            for zone in _ZONES:
-                at = (artifact.created_at + step).astimezone(zone)
-                clock.at = at
-                try:
-                    store.read(support, artifact.artifact_id, "delivery")
-                    ok = True
-                except EvidenceError as e:
-                    if e.code != "artifact_expired":
-                        raise
-                    ok = False
-                out.append((handle, at, ok))
+        wall = datetime.fromisoformat(handle["expires_at"])
+        steps = (timedelta(0), ttl / 2, ttl - timedelta(microseconds=1), ttl, ttl + timedelta(seconds=1))
+        instants = [(artifact.created_at + step).astimezone(zone) for step in steps for zone in _ZONES]
+        instants += [wall.replace(tzinfo=zone) for zone in _ZONES if wall.utcoffset() != zone.utcoffset(None)]
+        for at in instants:
+            clock.at = at
+            out.append((handle, at, _readable(store, artifact.artifact_id)))
     return out
+
+
+def _readable(store: ArtifactStore, artifact_id: str) -> bool:
+    """Whether the support agent's read of ``artifact_id`` succeeds at the store's clock (else: artifact_expired)."""
+    try:
+        store.read(support, artifact_id, "delivery")
+        return True
+    except EvidenceError as e:
+        if e.code != "artifact_expired":
+            raise
+        return False
+
+
+def _naive(handle: dict[str, Any], at: datetime) -> bool:
+    """``now < expires_at`` on wall-clock readings with their UTC offsets dropped (``.replace(tzinfo=None)``)."""
+    return at.replace(tzinfo=None) < datetime.fromisoformat(handle["expires_at"]).replace(tzinfo=None)
+
+
+def _as_strings(handle: dict[str, Any], at: datetime) -> bool:
+    """``now < expires_at`` compared as ISO 8601 strings."""
+    return at.isoformat() < handle["expires_at"]
+
+
+#: Wrong rules for q3, each with the cause it names when a function follows it on every instant it gets wrong.
+_WRONG_CLOCKS = (
+    (_naive, "you compared naive datetimes: with the UTC offsets dropped (.replace(tzinfo=None), or a datetime parsed "
+             "without its offset) you compare wall-clock readings, and one reading in two time zones is two "
+             "instants. Keep the offsets and compare aware datetimes"),
+    (_as_strings, "the two are in different time zones. Compare aware datetimes (datetime.fromisoformat), not ISO "
+                  "strings: one instant has many spellings"),
+)
+
+
+def _wrong_clock(still_readable: Any, handle: dict[str, Any], at: datetime, got: bool) -> str | None:
+    """Why ``still_readable`` answered ``got`` wrongly at ``at``, an instant in another time zone than expires_at's:
+    the known wrong rule it follows on every instant the checker tries (else one it follows here); None in the same
+    zone."""
+    if at.utcoffset() == datetime.fromisoformat(handle["expires_at"]).utcoffset():
+        return None
+    answers = [call(still_readable, dict(h), a, name="still_readable") for h, a, _ in _readable_cases()]
+    everywhere = [because for rule, because in _WRONG_CLOCKS
+                  if all(rule(h, a) == answer for (h, a, _), answer in zip(_readable_cases(), answers))]
+    here = [because for rule, because in _WRONG_CLOCKS if rule(handle, at) == got]
+    return (everywhere or here or ["the two are in different time zones: compare aware datetimes "
+                                   "(datetime.fromisoformat), which compare instants, whatever their offsets"])[0]
 
 
 def _check_still_readable(still_readable: Any) -> Result:
@@ -309,17 +365,15 @@ def _check_still_readable(still_readable: Any) -> Result:
         if got == ok:
             continue
         expires = datetime.fromisoformat(handle["expires_at"])
-        if at.utcoffset() != expires.utcoffset():
-            return incorrect(f"the answer should be {ok} {where}: the two are in different time zones. Compare "
-                             "aware datetimes (datetime.fromisoformat), not ISO strings: one instant has many "
-                             "spellings")
+        if (because := _wrong_clock(still_readable, handle, at, got)) is not None:
+            return incorrect(f"the answer should be {ok} {where}: {because}")
         if at == expires:
             return incorrect(f"at the very instant expires_at the store answers artifact_expired {where}: an artifact "
                              "is readable on [created_at, expires_at), so expires_at itself is excluded")
         return incorrect(f"the answer should be {ok} {where}")
     return correct(f"your function agrees with ArtifactStore.read on {len(cases)} instants: four lifetimes from one "
-                   "second to a week, one microsecond before expires_at, the instant itself, and each in four time "
-                   "zones. At expires_at the reply is artifact_expired with a re-query hint, never stale text.")
+                   "second to a week, one microsecond before expires_at, the instant itself, each in four time "
+                   "zones, and expires_at's wall-clock reading in other zones (a later instant). At expires_at the reply is artifact_expired with a re-query hint, never stale text.")
 
 
 q3 = Exercise(
@@ -331,8 +385,9 @@ q3 = Exercise(
         "An artifact is readable on the half-open interval [created_at, expires_at): the same convention as "
         "[start, end) for text. Which side of the interval does expires_at belong to?",
         "handle['expires_at'] is an ISO 8601 string with a UTC offset. Turn it into an aware datetime with "
-        "datetime.fromisoformat before comparing: the checker's instants come in several time zones, and two "
-        "spellings of one instant do not compare equal as strings.",
+        "datetime.fromisoformat before comparing, and keep its offset: the checker's instants come in several "
+        "time zones, two spellings of one instant do not compare equal as strings, and a naive datetime (offset "
+        "dropped) is a wall-clock reading, not an instant.",
         "Shape: now < datetime.fromisoformat(handle['expires_at']).",
     ),
     stub='''

@@ -24,6 +24,7 @@ from ...eval.qa_check import DATA_DIR
 from ...index import EvidenceIndex
 from ...ledger import Ledger
 from ...profiles import excerpts
+from ...profiles.compact import COMPACT_EXCERPTS
 from ...retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus
 from ...tools import evidence_tools, run_tool_call, tool_call
 from ._shared import cut, show, unlimited
@@ -120,10 +121,10 @@ def _check_terms(answer: Any) -> Result:
             shown.append(f"({label}) {term!r}: {docs} document(s)")
             continue
         if topic in located:
-            return incorrect(f"{term!r} finds ({label})'s topic, but it occurs in {docs} documents: the reply fills "
-                             f"its five excerpts ({len(reply.encode('utf-8')):,} bytes) and needs a cursor for the "
-                             f"rest. Choose words rarer than the statement's own name, which match in at most "
-                             f"{MAX_NARROW_DOCS} documents")
+            return incorrect(f"{term!r} finds ({label})'s topic, but it occurs in {docs} documents, and the task asks "
+                             f"for a term that occurs in at most {MAX_NARROW_DOCS}: the reply shows only "
+                             f"{COMPACT_EXCERPTS} excerpts ({len(reply.encode('utf-8')):,} bytes) and needs a cursor "
+                             "for the rest. Choose words rarer than the statement's own name")
         where = f"({label}) {question!r}"
         if not located:
             lower = any(term.lower() in d.text.lower() and term not in d.text for d in _pydoc() if d.doc_id == topic)
@@ -145,13 +146,14 @@ def _check_terms(answer: Any) -> Result:
 q1 = Exercise(
     "6.1", "A locate term a reader would use",
     checker=_check_terms,
-    ask="set terms to a dict from each label (a, b, c) to a locate term that finds the answering topic, then run "
-        "this cell again.",
+    ask=f"set terms to a dict from each label (a, b, c) to a locate term whose reply shows an excerpt of the "
+        f"answering topic and that occurs in at most {MAX_NARROW_DOCS} documents of the question's snapshot, then "
+        "run this cell again.",
     hints=(
         "locate_evidence is a literal, case-sensitive search over the query's snapshot. The compact reply shows at "
-        "most five excerpts, the best first, and says in how many documents the term occurs. A word that many "
-        "topics use occurs everywhere and fills the reply; a phrase only the answering topic uses narrows it to "
-        f"one or two documents (at most {MAX_NARROW_DOCS} pass this check).",
+        f"most {COMPACT_EXCERPTS} excerpts, the best first, and its first line says in how many documents the term "
+        "occurs. A word that many topics use occurs everywhere and fills the reply; a phrase only the answering "
+        f"topic uses narrows it to one or two documents (at most {MAX_NARROW_DOCS} documents is the task).",
         "Read the answering topic first (read_evidence on it, or the excerpt printed above) and take a short phrase "
         "that only it is likely to use: how it says 'ends the loop', 'goes on with the next round', 'is called when "
         "the block is left'. The statement's own name (continue, with) is too common.",

@@ -226,8 +226,11 @@ def _check_snapshot_for(snapshot_for: Any) -> Result:
                 def ask(tenant: str, fetch: _Fetch, query: str = STORE_QUERY) -> Any:
                     return call(snapshot_for, store, tenant, "s-1", query, fetch, name="snapshot_for")
 
+                def when(at: datetime) -> str:
+                    return at.astimezone(PART7_T0.tzinfo).isoformat()  # one time zone in every message
+
                 def where(step: str) -> str:
-                    return f"on the {backend} {step} (clock {clock.at.isoformat()})"
+                    return f"on the {backend} {step} (clock {when(clock.at)})"
 
                 first = ask("acme", acme)
                 if not hasattr(first, "visible") or not hasattr(first, "created_at"):
@@ -236,11 +239,16 @@ def _check_snapshot_for(snapshot_for: Any) -> Result:
                 if acme.calls != 1:
                     return incorrect(f"the first call should fetch exactly once, it fetched {acme.calls} times "
                                      f"{where('first call')}")
+                if (lives := first.expires_at - first.created_at) != DEFAULT_TTL:
+                    return incorrect(f"the snapshot you stored lives {lives} (it expires at {when(first.expires_at)}) "
+                                     f"{where('first call')}: store it with the store's default TTL ({DEFAULT_TTL}), "
+                                     "put_snapshot without ttl. The store, not the caller, owns how long a snapshot "
+                                     "lives")
                 clock.at = PART7_T0 + timedelta(hours=1)
                 again = ask("acme", acme)
                 if acme.calls != 1:
                     return incorrect(f"the snapshot stored an hour ago is still alive (it expires at "
-                                     f"{first.expires_at.isoformat()}), yet you fetched again {where('second call')}: "
+                                     f"{when(first.expires_at)}), yet you fetched again {where('second call')}: "
                                      "reuse it with store.snapshot(tenant, session, query)")
                 if again.created_at != first.created_at or again.tenant != "acme":
                     return incorrect(f"the second call should return the snapshot stored first {where('second call')}")
@@ -253,10 +261,16 @@ def _check_snapshot_for(snapshot_for: Any) -> Result:
                 ask("acme", acme, "another query")
                 if acme.calls != 2:
                     return incorrect(f"another query has no snapshot yet and should be fetched {where('new query')}")
+                clock.at = first.expires_at - timedelta(microseconds=1)
+                ask("acme", acme)
+                if acme.calls != 2:
+                    return incorrect(f"one microsecond before expires_at ({when(first.expires_at)}) the snapshot is "
+                                     f"still alive, yet you fetched again {where('call just before expires_at')}: no "
+                                     "margin of your own; the store decides (store.snapshot answers until expires_at)")
                 clock.at = first.expires_at
                 renewed = ask("acme", acme)
                 if acme.calls != 3:
-                    return incorrect(f"at the very instant expires_at ({first.expires_at.isoformat()}) the snapshot is "
+                    return incorrect(f"at the very instant expires_at ({when(first.expires_at)}) the snapshot is "
                                      f"expired and must be fetched again {where('call at expires_at')}: readable on "
                                      "[created_at, expires_at)")
                 try:
@@ -267,9 +281,9 @@ def _check_snapshot_for(snapshot_for: Any) -> Result:
                 if renewed.created_at != clock.at or rows[0].revision != "r3":
                     return incorrect(f"the snapshot returned at expires_at is not the new fetch's "
                                      f"{where('call at expires_at')}")
-                if renewed.expires_at - renewed.created_at != DEFAULT_TTL:
-                    return incorrect(f"store the snapshot with the store's default TTL ({DEFAULT_TTL}) "
-                                     f"{where('call at expires_at')}")
+                if (lives := renewed.expires_at - renewed.created_at) != DEFAULT_TTL:
+                    return incorrect(f"the renewed snapshot lives {lives} {where('call at expires_at')}: store it with "
+                                     f"the store's default TTL ({DEFAULT_TTL}), put_snapshot without ttl")
                 clock.at = first.expires_at + timedelta(hours=1)
                 ask("acme", acme)
                 if acme.calls != 3:
@@ -278,9 +292,10 @@ def _check_snapshot_for(snapshot_for: Any) -> Result:
         finally:
             for _, store in backends:
                 store.close()
-    return correct("both backends agree: a live snapshot is reused (one fetch), another tenant or query gets its "
-                   "own, and at expires_at exactly the store answers snapshot_expired, so the application fetches "
-                   "once more. The TTL is checked at use, in the store, not by a cache beside it.")
+    return correct("both backends agree: a live snapshot is reused (one fetch, a microsecond before expires_at too), "
+                   "another tenant or query gets its own, and at expires_at exactly the store answers "
+                   "snapshot_expired, so the application fetches once more. The TTL is checked at use, in the store, "
+                   "not by a cache beside it.")
 
 
 q2 = Exercise(

@@ -2,10 +2,10 @@
 
 Exercises: q1 decide whether a tool result is offloaded (more cl100k tokens than the threshold) without running the
 tokenizer when the UTF-8 bytes already settle it, on texts no notebook prints (Chinese where characters, bytes and
-tokens all differ, characters of three tokens each, the empty string, texts exactly at the threshold); q2 read one
-JSON section of an offloaded result by its key path with the model's own tools, in bounded pages, on JSON replies no
-notebook prints (a section longer than a page, one of exactly two pages, a key that another key starts with). Used by
-``notebooks/exercises/workshop_part8.ipynb``.
+tokens all differ, characters of three tokens each, the empty string, texts exactly at the threshold, a run of spaces
+far over the threshold in bytes and under it in tokens); q2 read one JSON section of an offloaded result by its key
+path with the model's own tools, in bounded pages, on JSON replies no notebook prints (a section longer than a page,
+one of exactly two pages, a key that another key starts with). Used by ``notebooks/exercises/workshop_part8.ipynb``.
 """
 
 from __future__ import annotations
@@ -126,6 +126,7 @@ def _decision_cases() -> tuple[OffloadCase, ...]:
         ("the words 'no way'", "no way", 1),
         ("a 200 KB service log", (log * (200_000 // len(log) + 1))[:200_000], 2_000),
         ("log lines of 1,900 tokens", _with_tokens(log * 3, 1_900), 2_000),
+        ("10,000 spaces (what deep indentation adds to JSON)", " " * 10_000, 100),
     ]
     return tuple(OffloadCase(label, text, threshold, _tokens(text)) for label, text, threshold in cases)
 
@@ -230,6 +231,11 @@ def _check_should_offload(should_offload: Any) -> Result:
         for rule, because in _RULES.values():
             if all(rule(c) == a for c, a in zip(cases, answers)):
                 return incorrect(f"{because}: {where}")
+        if all(a and c.bytes > 2 * c.threshold for c, a in zip(cases, answers) if a != c.over):
+            return incorrect(f"{where}. Only texts of many UTF-8 bytes were offloaded wrongly: bytes bound tokens from "
+                             "above (a token is at least one byte), never from below, so no number of bytes settles "
+                             f"that a text is over: this one has {first.bytes / first.threshold:,.0f} times "
+                             "threshold_tokens in bytes and is kept. Past the byte bound, count the tokens")
         return incorrect(f"{where}: offloaded means more than threshold_tokens cl100k tokens, counted by the "
                          "tokenizer (cl100k_tokens)")
     for case, encoded in zip(cases, encodes):
@@ -241,8 +247,10 @@ def _check_should_offload(should_offload: Any) -> Result:
                              "cheap; Size.of counts the tokens too). The middleware decides for every tool result, "
                              "and most are small")
     big = max(cases, key=lambda c: c.bytes)
+    blank = next(c for c in cases if c.text and c.text.isspace())
     return correct(f"all {len(cases)} decisions are right (Chinese prose, characters of three tokens, the empty "
-                   f"string, texts exactly at and one over the threshold, a {big.bytes // 1000} KB log), and the "
+                   f"string, texts exactly at and one over the threshold, a {big.bytes // 1000} KB log, "
+                   f"{blank.chars:,} spaces that are {blank.tokens} tokens), and the "
                    "tokenizer ran only on texts with more UTF-8 bytes than the threshold. The library's "
                    "offload (evidence_lib.offload) does the same before it decides, and tokenizes a larger text once.")
 
@@ -256,8 +264,9 @@ q1 = Exercise(
         "The middleware offloads a result when its cl100k tokens are more than the threshold: at the threshold it "
         "stays. Characters and bytes are not tokens, but one of the two is a bound on the tokens that always holds.",
         "Every cl100k token is at least one UTF-8 byte, so a text of at most threshold_tokens bytes (utf8_bytes) "
-        "can never be over: answer False without counting tokens. Only a longer text needs cl100k_tokens, and the "
-        "comparison is strictly greater. Characters bound nothing: one character can be three tokens.",
+        "can never be over: answer False without counting tokens. Only a longer text needs cl100k_tokens, however "
+        "many bytes it has (runs of spaces are cheap in tokens), and the comparison is strictly greater. Characters "
+        "bound nothing: one character can be three tokens.",
         "Shape: if utf8_bytes(text) <= threshold_tokens: return False / return cl100k_tokens(text) > "
         "threshold_tokens.",
     ),
@@ -384,7 +393,7 @@ def _wrong_section(ledger: Any, listed: dict[str, Any], case: SectionCase, start
     if not pages or pages[0][0] == start:
         return None
     for path, s in listed.items():
-        if path != case.path and s.start == pages[0][0]:
+        if path != case.path and path.startswith(case.path) and s.start == pages[0][0]:
             return incorrect(f"you are reading {path} [{s.start}, {s.end}), not {case.path} [{start}, {end}) {where}: "
                              f"find the line whose key path is exactly {case.path} (the word after '- '), not one "
                              "that merely starts with it")
@@ -418,8 +427,24 @@ def _refused(code: str, reason: str | None, ledger: Any, start: int, end: int, w
     return incorrect(f"read_evidence refused a call with {code} {where}")
 
 
+def _already_read(ledger: Any, where: str) -> Result | None:
+    """The diagnosis when a read came back already_read (no text): after a locate's excerpts, or a range read twice."""
+    repeated = next((e for e in ledger.charged if e.status == "already_read" and e.covered), None)
+    if repeated is None:
+        return None
+    _, s, e = repeated.covered
+    shown = [x for entry in ledger.charged for x in entry.excerpts if x.start <= s and e <= x.end]
+    if shown:
+        return incorrect(f"read_evidence answered [{s}, {e}) with an already_read reply {where}, without text: your "
+                         f"locate_evidence call had already served [{shown[0].start}, {shown[0].end}) as an excerpt, "
+                         "and the ledger never sends a range twice. The handle already gives the section's [start, "
+                         "end): read it with read_evidence alone, no locate")
+    return incorrect(f"read_evidence answered [{s}, {e}) with an already_read reply {where}, without text: you read "
+                     "a range twice; each page starts where the last one ended")
+
+
 def _mismatch(got: str, want: str, case: SectionCase, listed: dict[str, Any], start: int, end: int,
-              where: str) -> Result:
+              where: str, ledger: Any) -> Result:
     for path, s in listed.items():
         if path != case.path and got == case.text[s.start:s.end]:
             return incorrect(f"you returned the text of {path} [{s.start}, {s.end}), not of {case.path} [{start}, "
@@ -428,9 +453,8 @@ def _mismatch(got: str, want: str, case: SectionCase, listed: dict[str, Any], st
     if _HEADER.search(got):
         return incorrect(f"your text holds a reply's first line (res-… [start,end) of total next …) {where}: that "
                          "line is the page's header; the page's text is what follows the first newline")
-    if '"already_read"' in got:
-        return incorrect(f"your text holds an already_read reply {where}: you read a range twice; each page starts "
-                         "where the last one ended")
+    if (repeat := _already_read(ledger, where)) is not None:
+        return repeat
     n = len(want)
     if got and want.startswith(got):
         tip = ("the page's first line says next <offset>: read on from there until offset reaches the section's end "
@@ -469,8 +493,9 @@ def _check_read_section(read_section: Any) -> Result:
         try:
             got = call(read_section, tools, handle, case.path, name="read_section")
         except _TooManyCalls:
-            return incorrect(f"read_section made more than {3 * needed + 10} tool calls {where}: is offset moving to "
-                             "the next page after every read, and does the loop stop at end?")
+            return _wrong_section(mw.ledger, listed, case, start, end, where) or \
+                incorrect(f"read_section made more than {3 * needed + 10} tool calls {where}: is offset moving to "
+                          "the next page after every read, and does the loop stop at end?")
         except EvidenceError as e:
             return _wrong_section(mw.ledger, listed, case, start, end, where) or \
                 _refused(e.code, e.details.get("reason"), mw.ledger, start, end, where)
@@ -493,7 +518,8 @@ def _check_read_section(read_section: Any) -> Result:
         if not isinstance(got, str):
             return incorrect(f"read_section should return the section's text (a str), got {show(got)} {where}")
         if got != want:
-            return _wrong_section(mw.ledger, listed, case, start, end, where) or _mismatch(got, want, case, listed, start, end, where)
+            return _wrong_section(mw.ledger, listed, case, start, end, where) or \
+                _mismatch(got, want, case, listed, start, end, where, mw.ledger)
         pages = _pages(mw.ledger)
         outside = [(s, e) for s, e in pages if s < start or e > end]
         if outside or any(e.excerpts for e in mw.ledger.charged):

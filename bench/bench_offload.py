@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Large tool results in an agent's context, four ways, side by side on the same tasks (issue 19, notebook 12).
+"""Large tool results in an agent's context, six ways, side by side on the same tasks (issues 19 and 25, notebook 12).
 
 The four tasks of :mod:`evidence_lib.course.large_results` (a 200 KB log, a 1 MB JSON reply, a 300 KB web page as
 text, 5,000 SQL rows), each run through LangChain's ``create_agent`` with an offline scripted model that is given the
@@ -11,12 +11,17 @@ same help in every setup (the tool call to make and the term to look for) and de
   without the ``deepagents`` extra (``make bench-eval`` installs it in ``.venv-bench``);
 * ``strands``: Strands Agents' ``ContextOffloader`` (2,500 tokens), driven by a scripted Strands model; skipped
   without ``strands-agents`` (see bench/offload_peers.py for what can and cannot be driven offline);
+* ``pydantic_ai``: Pydantic AI's harness ``ToolOutputLimits`` (10,000 characters), read back with its
+  ``read_tool_result(handle, pattern=term)``; ``haystack``: Haystack's ``ToolResultOffloadHook`` (8,000 characters),
+  read back with the benchmark's ``read_offloaded`` (Haystack ships no reader); both driven by scripted models through
+  their own agent loops (bench/offload_peers_harness.py), skipped without ``pydantic-ai-harness`` / ``haystack-ai``;
 * ``evidence``: :class:`~evidence_lib.integrations.langchain.middleware.EvidenceMiddleware` (2,000 tokens), the model locates the term
   in the handle and cites the line.
 
 Every model call is recorded as the model received it. Its *context* is the text of every message, the tool calls'
 arguments and the bound tool schemas, in UTF-8 bytes and cl100k tokens (provider wrappers are left out; they are the
-same few tokens per message everywhere). Reported per task and setup: context per call and in total, calls to the
+same few tokens per message everywhere); ``messages_only`` is the same without the tool schemas (what the
+conversation itself costs). Reported per task and setup: context per call and in total, calls to the
 answer, whether the answer shows the answer line (``visible``) and whether its citation verifies against the stored
 bytes (``verified``: only the evidence middleware can say), what a read returns after the TTL, and what another
 principal reading the same handle gets. Results: bench/results/offload.json and offload.png.
@@ -54,8 +59,14 @@ from offload_peers import call_context  # noqa: E402 - the one measure of a mode
 OUT = Path(__file__).resolve().parent / "results"
 T0 = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)
 ALICE, BOB = Principal("acme", "alice"), Principal("acme", "bob")
-SETUPS = ("none", "deepagents", "strands", "evidence")
+PEERS = ("deepagents", "strands", "pydantic_ai", "haystack")
+SETUPS = ("none", *PEERS, "evidence")
+#: Issue 25's offload targets: our total context and messages-only tokens against the best peer's, on every task.
 TARGET_RATIO = 0.5
+MESSAGES_TARGET_RATIO = 0.8
+#: Peers whose reader is the benchmark's, not the framework's (Haystack ships none): reported, and the targets are
+#: given both with and without them.
+BENCH_SUPPLIED_READER = ("haystack",)
 
 
 class RecordingModel(PolicyChatModel):
@@ -68,15 +79,22 @@ class RecordingModel(PolicyChatModel):
         return super()._generate(messages, stop, run_manager, **kwargs)
 
 
-def summary(calls: list[tuple[list[BaseMessage], Any]], answer: str, task: LargeResultTask) -> dict[str, Any]:
-    """The same measure as the peers' (``offload_peers.call_context``), so the four columns compare."""
-    parts = [call_context(m, t) for m, t in calls]
+def measured(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per call and in total, from ``offload_peers.call_context``'s parts: the whole prompt (messages and tool schemas)
+    and the messages only, so every setup is measured the same way."""
     sizes = [p["prompt"] for p in parts]
-    return {"model_calls": len(calls), "context_per_call": sizes,
-            "messages_only_tokens": sum(p["messages"]["cl100k_tokens"] for p in parts),
-            "total_context": {k: sum(s[k] for s in sizes) for k in ("utf8_bytes", "cl100k_tokens")},
-            "max_call_tokens": max((s["cl100k_tokens"] for s in sizes), default=0),
-            "visible": task.answer in answer or task.term in answer}
+    bare = [p["messages"] for p in parts]
+    keys = ("utf8_bytes", "cl100k_tokens")
+    return {"model_calls": len(parts), "context_per_call": sizes, "messages_only_per_call": bare,
+            "messages_only": {k: sum(s[k] for s in bare) for k in keys},
+            "messages_only_tokens": sum(s["cl100k_tokens"] for s in bare),
+            "total_context": {k: sum(s[k] for s in sizes) for k in keys},
+            "max_call_tokens": max((s["cl100k_tokens"] for s in sizes), default=0)}
+
+
+def summary(calls: list[tuple[list[BaseMessage], Any]], answer: str, task: LargeResultTask) -> dict[str, Any]:
+    """The same measure as the peers' (``offload_peers.call_context``), so the columns compare."""
+    return {**measured([call_context(m, t) for m, t in calls]), "visible": task.answer in answer or task.term in answer}
 
 
 def run_none(task: LargeResultTask) -> dict[str, Any]:
@@ -116,26 +134,25 @@ def run_evidence(task: LargeResultTask, store_path: Path) -> dict[str, Any]:
 
 
 def run_peer(name: str, task: LargeResultTask) -> dict[str, Any] | None:
+    """One peer on one task (bench/offload_peers.py and bench/offload_peers_harness.py), or why it was skipped."""
     import offload_peers
-    fn = getattr(offload_peers, f"run_{name}", None)
+    import offload_peers_harness
+    fn = getattr(offload_peers, f"run_{name}", None) or getattr(offload_peers_harness, f"run_{name}", None)
     if fn is None:
-        return {"skipped": f"offload_peers has no run_{name}"}
-    got = fn(task.tool_name, task.text, task.term, lambda text: task.answer in text or task.term in text,
-             question=task.question)
-    if got.get("skipped"):
-        return got
-    sizes = [{k: c["prompt"][k] for k in ("utf8_bytes", "cl100k_tokens")} for c in got["calls"]]
+        return {"skipped": f"no run_{name} in bench/offload_peers*.py"}
+    try:
+        got = fn(task.tool_name, task.text, task.term, lambda text: task.answer in text or task.term in text,
+                 question=task.question)
+    except ImportError as e:
+        return {"skipped": f"not installed: {e.name or e}"}
     keep = {k: v for k, v in got.items() if k not in ("calls", "messages", "answer", "total")}
-    return {"model_calls": len(sizes), "context_per_call": sizes,
-            "messages_only_tokens": sum(c["messages"]["cl100k_tokens"] for c in got["calls"]),
-            "total_context": {k: sum(s[k] for s in sizes) for k in ("utf8_bytes", "cl100k_tokens")},
-            "max_call_tokens": max((s["cl100k_tokens"] for s in sizes), default=0),
-            "visible": bool(got.get("answered")), "verified": None, **keep}
+    return {**measured(got["calls"]), "visible": bool(got.get("answered")), "verified": None, **keep}
 
 
 def versions() -> dict[str, str]:
     out = {}
-    for pkg in ("langchain", "langchain-core", "langgraph", "deepagents", "strands-agents", "tiktoken"):
+    for pkg in ("langchain", "langchain-core", "langgraph", "deepagents", "strands-agents", "pydantic-ai-harness",
+                "pydantic-ai-slim", "haystack-ai", "tiktoken"):
         try:
             out[pkg] = version(pkg)
         except PackageNotFoundError:
@@ -156,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             row: dict[str, Any] = {"result": Size.of(task.text).as_dict(), "tool": task.tool_name, "term": task.term}
             chosen = args.setups.split(",")
             row["none"] = run_none(task) if "none" in chosen else None
-            for peer in ("deepagents", "strands"):
+            for peer in PEERS:
                 row[peer] = run_peer(peer, task) if peer in chosen else {"skipped": "not asked for (--setups)"}
             row["evidence"] = run_evidence(task, Path(tmp) / f"{task.name}.db")
             results[task.name] = row
@@ -167,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     doc = {"environment": {"python": platform.python_version(), "machine": platform.machine(), **versions()},
            "parameters": {"evidence_threshold_tokens": 2000, "ttl": "1 h", "store": "SQLite file",
                           "context": "message text + tool-call arguments + bound tool schemas, per model call",
+                          "messages_only": "the same without the tool schemas",
+                          "bench_supplied_reader": list(BENCH_SUPPLIED_READER),
                           "help": "every setup: the same question, the tool call to make and the term to look for"},
            "tasks": results, "targets": targets}
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -177,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def targets_of(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Per task: the evidence middleware's verified citation, TTL and owner checks, and issue 25's ratios against the
+    best answering peer (messages-only <= 0.8x, total <= 0.5x), with and without peers whose reader is the
+    benchmark's; Deep Agents' ratios as before."""
     out: dict[str, Any] = {}
     for name, row in results.items():
         ev, da = row["evidence"], row.get("deepagents") or {}
@@ -190,9 +212,25 @@ def targets_of(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
             t["tokens_vs_deepagents"] = {"target": f"<= {TARGET_RATIO}", "measured": round(ratio, 3),
                                          "met": ratio <= TARGET_RATIO}
             bare = ev["messages_only_tokens"] / da["messages_only_tokens"]
-            t["tokens_vs_deepagents_without_schemas"] = {"target": None, "measured": round(bare, 3), "met": None}
+            t["tokens_vs_deepagents_without_schemas"] = {"target": f"<= {MESSAGES_TARGET_RATIO}",
+                                                         "measured": round(bare, 3),
+                                                         "met": bare <= MESSAGES_TARGET_RATIO}
+        answering = {p: row[p] for p in PEERS if (row.get(p) or {}).get("visible") and "total_context" in row[p]}
+        for suffix, peers in (("", answering), ("_own_reader", {p: r for p, r in answering.items()
+                                                                if p not in BENCH_SUPPLIED_READER})):
+            if peers:
+                t[f"messages_only_vs_best_peer{suffix}"] = _ratio(ev, peers, "messages_only", MESSAGES_TARGET_RATIO)
+                t[f"total_vs_best_peer{suffix}"] = _ratio(ev, peers, "total_context", TARGET_RATIO)
         out[name] = t
     return out
+
+
+def _ratio(ev: dict[str, Any], peers: dict[str, dict[str, Any]], key: str, target: float) -> dict[str, Any]:
+    """Our cl100k tokens under ``key`` over the best (smallest) peer's, against ``target``."""
+    best = min(peers, key=lambda p: peers[p][key]["cl100k_tokens"])
+    ratio = ev[key]["cl100k_tokens"] / peers[best][key]["cl100k_tokens"]
+    return {"target": f"<= {target}", "peer": best, "peer_tokens": peers[best][key]["cl100k_tokens"],
+            "tokens": ev[key]["cl100k_tokens"], "measured": round(ratio, 3), "met": ratio <= target}
 
 
 def plot(results: dict[str, dict[str, Any]], path: Path) -> None:

@@ -1,5 +1,7 @@
 """The two peer baselines of the offload benchmark (issue 19, item 3), offline, with scripted models.
 
+(Two more, Pydantic AI's harness and Haystack, are in bench/offload_peers_harness.py: issue 25 item 4.)
+
 Two tools that offload large tool results today, each driven the way a capable user gets it, by a scripted model
 that makes the strongest honest use of what the offloader gives it:
 

@@ -23,7 +23,7 @@ from .profiles import matches_handle
 from .spans import Span
 
 __all__ = ["REASONS", "Answer", "AnswerCheck", "Citation", "CitationCheck", "Reason", "covered", "verify_answer",
-           "verify_citation"]
+           "verify_citation", "verify_sources"]
 
 
 @dataclass(frozen=True)
@@ -138,3 +138,28 @@ def verify_answer(index: IndexProtocol, answer: Answer, reads: Ledger | Iterable
     """Verify every citation of ``answer``; an answer with no citation is not verified."""
     reads = reads if isinstance(reads, Ledger) else list(reads)
     return AnswerCheck(answer, tuple(verify_citation(index, c, reads, principal) for c in answer.citations))
+
+
+def verify_sources(index: IndexProtocol, text: str, reads: Ledger | Iterable,
+                   principal: Principal | None = None) -> list[CitationCheck]:
+    """Every ``Sources:`` line of the final answer ``text`` in line order (as :func:`~evidence_lib.answers.parse_answer`
+    reads them), checked with :func:`verify_citation`; a line without a content handle is checked against the sha256
+    the index holds for the document it names, and a line that does not parse is ``malformed``. The one check behind
+    ``EvidenceMiddleware.verify_answer`` (notebook 12) and the MCP server's ``verify_citations``."""
+    from .answers import parse_answer  # here: `import evidence_lib` loads citations, not the answer format
+
+    reads = reads if isinstance(reads, Ledger) else list(reads)
+    checks = []
+    for c in parse_answer(text).lines:
+        if c is None:
+            checks.append(CitationCheck(Citation("", "", 0, 0, "", None), "malformed"))
+            continue
+        sha = c.sha256
+        if sha is None:
+            try:
+                sha = index.entry(c.doc_id, principal).sha256
+            except EvidenceError:  # an unknown doc_id: the check reports it
+                sha = ""
+        checks.append(verify_citation(index, Citation(c.doc_id, c.revision, c.start, c.end, sha, c.quote), reads,
+                                      principal))
+    return checks

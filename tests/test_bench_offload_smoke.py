@@ -26,6 +26,10 @@ def test_bench_offload_runs_the_middleware_and_no_offload_on_the_four_tasks(tmp_
         assert ev["total_context"]["cl100k_tokens"] < none["total_context"]["cl100k_tokens"] / 10, name
         assert ev["after_ttl"] == ev["other_principal"] == "unknown_doc_id", name
         assert ev["after_ttl_same_as_never_issued"] and ev["other_principal_same_as_never_issued"], name
-        assert row["deepagents"] == {"skipped": "not asked for (--setups)"}, name
+        for setup in (ev, none):  # messages only (issue 25) beside the total with the tool schemas, per call too
+            assert 0 < setup["messages_only"]["cl100k_tokens"] <= setup["total_context"]["cl100k_tokens"], name
+            assert len(setup["messages_only_per_call"]) == setup["model_calls"] == len(setup["context_per_call"])
+        assert all(row[p] == {"skipped": "not asked for (--setups)"} for p in ("deepagents", "strands", "pydantic_ai",
+                                                                                "haystack")), name
         t = doc["targets"][name]
         assert t["verified_citation"]["met"] and t["reads_after_ttl"]["met"] and t["foreign_reads"]["met"], name

@@ -98,9 +98,9 @@ def test_no_module_imports_another_modules_private_names():
     assert not found, "\n".join(found)
 
 
-NOTEBOOKS = {p.name[:2]: p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+NOTEBOOKS = {p.name.split("_")[0]: p for p in (ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb")}  # "08", "08x"
 #: "Taught in notebook 06", "Introduced in notebook 02", "(notebook 11)", "... Notebook 08." in a first paragraph
-POINTER = re.compile(r"(?:[Tt]aught in|[Ii]ntroduced in|\(|\. |^)[Nn]otebooks? (\d{2})\b")
+POINTER = re.compile(r"(?:[Tt]aught in|[Ii]ntroduced in|\(|\. |^)[Nn]otebooks? (\d{2}x?)\b")
 
 
 def _code(nb: Path) -> str:

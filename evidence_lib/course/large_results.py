@@ -151,7 +151,7 @@ def benchmark_table(doc: dict[str, Any]) -> str:
             f"{'w/o schemas':>11} {'largest call':>12}  answer")
     rows = [head]
     for name, row in doc["tasks"].items():
-        for setup in ("none", "deepagents", "strands", "evidence"):
+        for setup in ("none", "deepagents", "strands", "pydantic_ai", "haystack", "evidence"):
             r = row.get(setup) or {}
             if "total_context" not in r:
                 rows.append(f"{name:<5} {setup:<11} {'':>5} {'':>13} {'':>14} {'':>11} {'':>12}  skipped: "

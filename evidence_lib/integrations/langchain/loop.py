@@ -84,7 +84,7 @@ def sleep_latency(seconds: float, sleep: Callable[[float], None] = time.sleep) -
 
 class SlowIndex:
     """An index whose document reads (``text``, ``snapshot``) first block for ``seconds``: a remote source's round
-    trip, to measure what :func:`run_loop`'s parallel reads save (notebook 09, ``bench/bench_loop_parallel.py``)."""
+    trip, to measure what :func:`run_loop`'s parallel reads save (notebook 09x, ``bench/bench_loop_parallel.py``)."""
 
     def __init__(self, index: Any, seconds: float, sleep: Callable[[float], None] = time.sleep) -> None:
         self.index, self.seconds, self.sleep = index, seconds, sleep

@@ -35,17 +35,17 @@ from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.messages import ToolMessage, convert_to_messages
 from langgraph.types import Command
+from pydantic import Field
 
 from ...access import Principal
-from ...answers import parse_answer
-from ...citations import Citation, CitationCheck, verify_citation
-from ...errors import EvidenceError
+from ...citations import Citation, CitationCheck, verify_citation, verify_sources
 from ...ledger import Budget, Ledger, ReadRecord
 from ...measure import TokenCounter, cl100k_tokens
-from ...offload import DEFAULT_RESULT_TTL, DEFAULT_THRESHOLD_TOKENS, OffloadShelf, offload, owner_session
+from ...offload import DEFAULT_RESULT_TTL, DEFAULT_THRESHOLD_TOKENS, OFFLOADED, OffloadShelf, offload, owner_session
 from ...store import DEFAULT_STORE_TTL
-from ...toolkit import refusal_message, run_tool_call
-from ...tools import evidence_tools
+from ...paging import MAX_PAGE_CHARS
+from ...toolkit import StrictArgs, refusal_message, run_tool_call
+from ...tools import DEFAULT_PAGE_CHARS, evidence_tools
 from .blocks import MEDIA_BLOCKS, model_text
 
 __all__ = ["MAX_RUNS", "MEDIA_BLOCKS", "OWN_TOOLS", "RUN_KEY", "EvidenceMiddleware", "EvidenceState", "model_text"]
@@ -59,6 +59,29 @@ RUN_KEY = "evidence_run"
 MAX_RUNS = 256
 #: The task key of a run's own ledger is this prefix and the run id; a ``task`` may not start with it.
 RUN_TASK_PREFIX = "run/"
+
+
+class OffloadedLocateArgs(StrictArgs):
+    """``locate_evidence`` over offloaded results: the term, one result's handle, the cursor. No ``query`` (there is
+    no search to rank by) and no manifest to name (issue 25: the schemas go with every model call)."""
+
+    term: str = Field(description=f"A literal term (1-{OFFLOADED.default_locate_options().max_term_chars} characters).",
+                      min_length=1, max_length=OFFLOADED.default_locate_options().max_term_chars)
+    doc_id: str | None = Field(None, description="A stored result's res- handle; none: this run's results.",
+                               max_length=128)
+    cursor: int = Field(0, description="The previous batch's next cursor.", ge=0)
+
+
+class OffloadedReadArgs(StrictArgs):
+    """``read_evidence`` over offloaded results: a handle, an offset and a limit, bounded as every read is."""
+
+    doc_id: str = Field(description="A stored result's res- handle.")
+    offset: int = Field(0, description="First character (0-based).", ge=0)
+    limit: int = Field(DEFAULT_PAGE_CHARS, description=f"Characters, 1-{MAX_PAGE_CHARS}.", ge=1, le=MAX_PAGE_CHARS)
+
+
+#: The argument schemas of the middleware's own tools.
+OFFLOADED_ARGS = {"locate_evidence": OffloadedLocateArgs, "read_evidence": OffloadedReadArgs}
 
 
 class EvidenceState(AgentState):
@@ -163,10 +186,11 @@ class EvidenceMiddleware(AgentMiddleware):
         ledger = self.store.ledger(self.principal.tenant, owner_session(self.session, self.principal.user),
                                    self.task or RUN_TASK_PREFIX + run_id, self.budget,
                                    ttl=max(self.ttl, DEFAULT_STORE_TTL))
-        tools = [t for t in evidence_tools(shelf, self.principal, ledger=ledger, profile="compact")
+        tools = [t for t in evidence_tools(shelf, self.principal, ledger=ledger, profile=OFFLOADED)
                  if t.name in OWN_TOOLS]
         for t in tools:
             t.metadata = {**(t.metadata or {}), "evidence_middleware": self._marker}
+            t.args_schema = OFFLOADED_ARGS[t.name]
         return _Run(run_id, shelf, ledger, tools)
 
     def _run_of(self, request: Any) -> str:
@@ -295,27 +319,14 @@ class EvidenceMiddleware(AgentMiddleware):
         return verify_citation(self.shelf, citation, self._reads(run), self.principal)
 
     def verify_answer(self, text: str, *, run: Any = None) -> list[CitationCheck]:
-        """Every ``Sources:`` line of a final answer in line order (as :func:`parse_answer` reads them), checked
-        with :meth:`verify` (a line without a content handle is checked against the stored sha256 of the result it
-        names); a line that does not parse is ``malformed``. An answer is verified when this list is not empty and
-        every check is ok. Pass ``run=`` (the agent's result, or its :data:`RUN_KEY`) to check it against the reads
-        of the run that produced it; without it, any remembered run's reads count, so a later run never turns an
-        earlier run's verified answer into ``never_read``."""
-        reads = list(self._reads(run))
-        checks = []
-        for c in parse_answer(text).lines:
-            if c is None:
-                checks.append(CitationCheck(Citation("", "", 0, 0, "", None), "malformed"))
-                continue
-            sha = c.sha256
-            if sha is None:
-                try:
-                    sha = self.shelf.entry(c.doc_id, self.principal).sha256
-                except EvidenceError:  # an unknown handle: the check reports it
-                    sha = ""
-            checks.append(verify_citation(self.shelf, Citation(c.doc_id, c.revision, c.start, c.end, sha, c.quote),
-                                          reads, self.principal))
-        return checks
+        """Every ``Sources:`` line of a final answer in line order (as :func:`~evidence_lib.answers.parse_answer` reads
+        them), checked as :meth:`verify` does (:func:`~evidence_lib.citations.verify_sources`; a line without a content
+        handle is checked against the stored sha256 of the result it names); a line that does not parse is
+        ``malformed``. An answer is verified when this list is not empty and every check is ok. Pass ``run=`` (the
+        agent's result, or its :data:`RUN_KEY`) to check it against the reads of the run that produced it; without
+        it, any remembered run's reads count, so a later run never turns an earlier run's verified answer into
+        ``never_read``."""
+        return verify_sources(self.shelf, text, list(self._reads(run)), self.principal)
 
 
 def _checked_thresholds(threshold_tokens: Any, thresholds: Mapping[str, int | None] | None) -> tuple[int, dict]:

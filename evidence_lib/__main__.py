@@ -7,6 +7,8 @@ import json
 import os
 import sys
 
+from .integrations.mcp._cli import add_parser as add_mcp_parser
+from .integrations.mcp._cli import main as mcp_main
 from .profiles import PROFILES
 
 
@@ -40,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     aud = sub.add_parser("audit", help="audit an exported conversation (LangChain or OpenAI messages, JSON)")
     aud.add_argument("history", help="HISTORY.json; exit 0: no findings, 1: findings, 2: unreadable file")
     aud.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_mcp_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "article":
         from .course.experiment import run_article
@@ -59,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         from .audit.report import main as audit_main
 
         return audit_main(args.history, as_json=args.json)
+    elif args.command == "mcp":
+        return mcp_main(args)
     return 0
 
 

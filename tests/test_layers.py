@@ -37,7 +37,8 @@ EXTERNAL = {
     "store": CORE_EXTERNAL | {"psycopg"},
     "audit": CORE_EXTERNAL,
     # create_agent and langgraph's Command (the agents extra); Deep Agents for the eval's comparison flow
-    "integrations": CORE_EXTERNAL | {"langchain", "langgraph", "deepagents"},
+    # ... and the official MCP SDK (the mcp extra) for integrations/mcp
+    "integrations": CORE_EXTERNAL | {"langchain", "langgraph", "deepagents", "mcp"},
     "course": None,  # anything
     "compat": None,
 }

@@ -1,0 +1,103 @@
+"""``python -m evidence_lib mcp``: serve a folder of documents (or a store snapshot) to any MCP client. Issue 27.
+
+The arguments are declared here without importing the ``mcp`` SDK, so ``--help`` works without the extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from ...access import Access, Principal
+from ._config import LOCAL_PRINCIPAL, check_loopback, load_config
+
+__all__ = ["add_parser", "main"]
+
+MCP_HELP = "serve search/locate/read_evidence and verify_citations to MCP clients (stdio, or HTTP on loopback)"
+EPILOG = """\
+examples:
+  python -m evidence_lib mcp --corpus notes/                      # stdio, for Claude Code / Desktop / VS Code
+  python -m evidence_lib mcp --corpus notes/ --transport http --port 8765 --tokens tokens.toml
+  python -m evidence_lib mcp --store evidence.db --session s-1 --query "batch limit" --tokens tokens.toml \\
+      --transport http
+Tools: start_task() -> {"task": handle}; search_evidence, locate_evidence, read_evidence and
+verify_citations(task, answer) each take that handle (one budget per task).
+Tokens file (JSON or .toml): {"tokens": {"<16+ chars>": {"tenant", "user", "groups"}},
+"documents": {"<doc_id>": {"tenant", "read", "discover"}}} (documents not listed are open to every principal)."""
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """The ``mcp`` subcommand's arguments on the main parser's subparsers."""
+    p = sub.add_parser("mcp", help=MCP_HELP, description=MCP_HELP + ".", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--corpus", help="a folder of UTF-8 .txt files (the eval's folder rules: no symlinks, FIFOs "
+                                        "or files over 64 MiB; the name without .txt is the doc_id), or 'pydoc'")
+    where.add_argument("--store", help="a store: an SQLite file, a postgresql:// DSN (serves the snapshot "
+                                       "--session/--query of each principal's tenant)")
+    p.add_argument("--session", default="mcp", help="with --store: the snapshot's session (default: mcp)")
+    p.add_argument("--query", default="mcp", help="with --store: the snapshot's query (default: mcp)")
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                   help="stdio (default: one local principal) or streamable HTTP at http://HOST:PORT/mcp")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP: a loopback address only (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default: 8765)")
+    p.add_argument("--tokens", help="HTTP (required): JSON or TOML file mapping bearer tokens to principals; "
+                                    "with --corpus it may also give documents grants")
+    p.add_argument("--profile", choices=("compact", "article"), default="compact",
+                   help="reply format of the tools (default: compact)")
+    return p
+
+
+def _with_grants(docs: list, grants: Mapping[str, Access | None]) -> list:
+    """``docs`` with the tokens file's grants; a grant naming no document is an error (a typo would leave it open)."""
+    from dataclasses import replace
+
+    unknown = sorted(set(grants) - {d.doc_id for d in docs})
+    if unknown:
+        raise ValueError(f"tokens file: 'documents' names {len(unknown)} doc_id(s) not in the corpus")
+    return [replace(d, access=grants.get(d.doc_id)) for d in docs]
+
+
+def _source(args: argparse.Namespace, grants: Mapping[str, Access | None]) -> Any:
+    from ._server import Source, fixed_source
+
+    if args.corpus is not None:
+        from ...eval.run import load_corpus
+        from ...index import EvidenceIndex
+
+        _, docs = load_corpus(args.corpus)
+        return fixed_source(EvidenceIndex.in_memory(_with_grants(docs, grants)))
+    from ...offload import owner_session
+    from ...store import open_store, system_clock
+
+    store = open_store(args.store, system_clock)
+
+    def ledger_for(principal: Principal, handle: str, budget: Any) -> Any:
+        return store.ledger(principal.tenant, owner_session(args.session, principal.user), "mcp/" + handle, budget)
+
+    return Source(lambda principal: store.snapshot(principal.tenant, args.session, args.query), ledger_for)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Build the server from ``args`` and run it until the client (stdio) or a signal (HTTP) ends it."""
+    try:
+        from ._server import build_server
+    except ImportError:
+        print("the MCP server needs the mcp extra: pip install 'evidence-lib[mcp]'", file=sys.stderr)
+        return 2
+    try:
+        check_loopback(args.host)
+        config = load_config(args.tokens)
+        source = _source(args, config.documents)
+        if args.transport == "http":
+            server = build_server(source, tokens=config.tokens, profile=args.profile, host=args.host,
+                                  port=args.port)
+        else:
+            server = build_server(source, local=LOCAL_PRINCIPAL, profile=args.profile)
+    except ValueError as e:
+        print(f"evidence_lib mcp: {e}", file=sys.stderr)
+        return 2
+    server.run("streamable-http" if args.transport == "http" else "stdio")
+    return 0

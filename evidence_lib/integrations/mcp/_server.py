@@ -1,0 +1,260 @@
+"""The MCP server: the three tools, ``start_task`` and ``verify_citations`` over the official ``mcp`` SDK. Issue 27.
+
+Every evidence call runs the very tools :func:`~evidence_lib.tools.evidence_tools` builds (notebook 02; the compact
+profile of notebook 08 by default) through :func:`~evidence_lib.toolkit.run_tool_call`, so a client of this server
+receives the bytes a LangChain agent's ``ToolMessage`` holds, and a refusal is an MCP tool error (``isError``) whose
+text is the tools' JSON refusal with its stable code. One budget per task (notebook 05): ``start_task`` mints a
+handle bound to the caller's principal; every other call passes it, and another principal's handle is refused
+exactly like one never minted. The principal comes from the transport (stdio: one local principal; HTTP: the
+bearer token, through the SDK's ``TokenVerifier``), never from a tool argument (notebook 04).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.fastmcp import FastMCP
+from mcp.types import CallToolResult, TextContent
+from mcp.types import Tool as MCPTool
+
+from ...access import Principal
+from ...citations import verify_sources
+from ...errors import EvidenceError, error_payload, to_json
+from ...index import IndexProtocol
+from ...ledger import Budget, Ledger
+from ...toolkit import refusal_message, run_tool_call
+from ...tools import evidence_tools
+
+__all__ = ["EVIDENCE_TOOLS", "MAX_ANSWER_CHARS", "MAX_CHECKS_SHOWN", "MAX_REPLY_BYTES", "MAX_REQUEST_BYTES",
+           "MAX_TASKS_PER_PRINCIPAL", "MAX_VERIFY_CALLS", "EvidenceMCP", "Source", "TokenPrincipals", "build_server",
+           "fixed_source"]
+
+#: The tools served from :func:`evidence_tools`, in protocol order.
+EVIDENCE_TOOLS = ("search_evidence", "locate_evidence", "read_evidence")
+#: Longest answer ``verify_citations`` checks (characters); a longer one is refused unread.
+MAX_ANSWER_CHARS = 20_000
+#: Most citation checks one ``verify_citations`` reply lists (the rest are counted as ``omitted``).
+MAX_CHECKS_SHOWN = 40
+#: ``verify_citations`` calls per task: checking is outside the reading budget, but not free.
+MAX_VERIFY_CALLS = 20
+#: Live tasks per principal; starting one more forgets that principal's oldest task (its handle is then refused).
+MAX_TASKS_PER_PRINCIPAL = 64
+#: Largest reply (UTF-8 bytes) the server sends: the tools' own bounds keep far under it (tests/test_mcp_bounds.py);
+#: a reply over it would be refused as ``result_too_large``, never sent.
+MAX_REPLY_BYTES = 24_000
+#: Largest HTTP request body the server reads.
+MAX_REQUEST_BYTES = 256 * 1024
+_HANDLE_MAX_CHARS = 64
+_TASK_FIELD = {"type": "string", "maxLength": _HANDLE_MAX_CHARS,
+               "description": "The task handle start_task returned (one budget per task)."}
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a principal's task reads: ``index_for(principal)`` (a fixed index or a store snapshot) and
+    ``ledger_for(principal, handle, budget)`` (in memory, or a store ledger shared by every worker)."""
+
+    index_for: Callable[[Principal], IndexProtocol]
+    ledger_for: Callable[[Principal, str, Budget], Ledger] = lambda _p, _h, budget: Ledger(budget)
+
+
+@dataclass
+class _Task:
+    """One task: its principal, the index it reads, its ledger and its tools (which revisions they showed)."""
+
+    principal: Principal
+    index: IndexProtocol
+    ledger: Ledger
+    tools: list
+    verified: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)  # one call of the task at a time
+
+
+class _Tasks:
+    """Handles -> tasks, bounded per principal. A handle of another principal is refused like an unknown one."""
+
+    def __init__(self, source: Source, budget: Budget, profile: str) -> None:
+        self.source, self.budget, self.profile = source, budget, profile
+        self._tasks: OrderedDict[str, _Task] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def start(self, principal: Principal) -> str:
+        handle = "t-" + secrets.token_urlsafe(18)
+        index = self.source.index_for(principal)
+        ledger = self.source.ledger_for(principal, handle, self.budget)
+        task = _Task(principal, index, ledger, evidence_tools(index, principal, ledger=ledger, profile=self.profile))
+        with self._lock:
+            self._tasks[handle] = task
+            own = [h for h, t in self._tasks.items() if t.principal == principal]
+            for old in own[:-MAX_TASKS_PER_PRINCIPAL]:
+                del self._tasks[old]
+        return handle
+
+    def get(self, handle: Any, principal: Principal) -> _Task:
+        with self._lock:
+            task = self._tasks.get(handle) if isinstance(handle, str) else None
+        if task is None or task.principal != principal:
+            raise EvidenceError("ledger_expired")  # unknown, forgotten and another's: one refusal
+        return task
+
+
+class TokenPrincipals:
+    """The SDK's ``TokenVerifier`` for local use: bearer tokens from the tokens file, compared in constant time."""
+
+    def __init__(self, tokens: Mapping[str, Principal]) -> None:
+        self._tokens = dict(tokens)
+
+    def principal(self, token: str) -> Principal | None:
+        found = None
+        for known, principal in self._tokens.items():
+            if hmac.compare_digest(known.encode(), token.encode("utf-8", "replace")):
+                found = principal
+        return found
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        principal = self.principal(token)
+        return None if principal is None else AccessToken(token=token, client_id=principal.user, scopes=[])
+
+
+def _error(error: BaseException) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=to_json(error_payload(error)))], isError=True)
+
+
+def _schema(tool: Any) -> dict[str, Any]:
+    """A tool's JSON schema with the ``task`` handle first and required."""
+    schema = tool.args_schema.model_json_schema()
+    schema["properties"] = {"task": _TASK_FIELD, **schema.get("properties", {})}
+    schema["required"] = ["task", *schema.get("required", [])]
+    schema.pop("title", None)
+    return schema
+
+
+def _tool_list(profile: str) -> list[MCPTool]:
+    """``tools/list``: the same for every principal (built from the tools' own schemas and descriptions)."""
+    from ...index import EvidenceIndex
+
+    template = evidence_tools(EvidenceIndex.in_memory([]), None, profile=profile)
+    tools = [MCPTool(name="start_task", description="Start a task: returns the task handle every other tool needs. "
+                     "One task, one budget: start a new task for a new question.",
+                     inputSchema={"type": "object", "properties": {}, "additionalProperties": False})]
+    tools += [MCPTool(name=t.name, description=t.description, inputSchema=_schema(t)) for t in template]
+    tools.append(MCPTool(
+        name="verify_citations",
+        description="Check a final answer's Sources lines ([n] doc_id@revision [start, end) \"quote\") against the "
+                    "documents and this task's reads: each line ok, or why not.",
+        inputSchema={"type": "object", "additionalProperties": False, "required": ["task", "answer"],
+                     "properties": {"task": _TASK_FIELD, "answer": {
+                         "type": "string", "maxLength": MAX_ANSWER_CHARS,
+                         "description": f"The final answer with its Sources block (at most {MAX_ANSWER_CHARS:,} "
+                                        "characters)."}}}))
+    return tools
+
+
+def _check_row(n: int, check: Any) -> dict[str, Any]:
+    c = check.citation
+    return {"line": n, "doc_id": c.doc_id, "start": c.start, "end": c.end, "reason": check.reason}
+
+
+class EvidenceMCP(FastMCP):
+    """FastMCP serving the evidence tools: ``tools/list`` and ``tools/call`` are answered here, the SDK does the
+    transports, sessions and bearer-token checks. ``local`` is the stdio principal (``None`` over HTTP)."""
+
+    def __init__(self, tasks: _Tasks, *, local: Principal | None, verifier: TokenPrincipals | None = None,
+                 **settings: Any) -> None:
+        super().__init__("evidence", instructions="Search, locate and read your documents with citations that "
+                         "verify: call start_task first, then search_evidence, locate_evidence, read_evidence; "
+                         "check the final answer with verify_citations.", token_verifier=verifier, **settings)
+        self.tasks, self.local, self.verifier = tasks, local, verifier
+        self._listing = _tool_list(tasks.profile)
+
+    async def list_tools(self) -> list[MCPTool]:  # type: ignore[override]
+        return list(self._listing)
+
+    def caller(self) -> Principal | None:
+        """The principal of the current request: the local one (stdio) or the bearer token's (HTTP)."""
+        if self.local is not None:
+            return self.local
+        token = get_access_token()
+        return None if token is None or self.verifier is None else self.verifier.principal(token.token)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:  # type: ignore[override]
+        principal = self.caller()
+        if principal is None:
+            return _error(EvidenceError("ledger_expired"))
+        return await asyncio.to_thread(self.dispatch, principal, name, arguments or {})
+
+    def dispatch(self, principal: Principal, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+        """One tool call of ``principal``, never raising: a refusal is an MCP tool error with its stable code."""
+        try:
+            if name == "start_task":
+                if arguments:
+                    raise EvidenceError("invalid_arguments", problems=[{"field": None, "problem": "takes_no_args"}])
+                return _text(to_json({"task": self.tasks.start(principal)}))
+            task = self.tasks.get(arguments.get("task"), principal)
+            args = {k: v for k, v in arguments.items() if k != "task"}
+            if name == "verify_citations":
+                return self.verify(task, args)
+            if name not in EVIDENCE_TOOLS:
+                raise EvidenceError("unknown_tool")
+            with task.lock:
+                msg = run_tool_call(task.tools, {"name": name, "args": args, "id": "mcp", "type": "tool_call"})
+            return _text(msg.content, msg.status == "error")
+        except Exception as e:  # noqa: BLE001 - a client never sees a traceback
+            return _text(refusal_message(e).content, True)
+
+    def verify(self, task: _Task, args: Mapping[str, Any]) -> CallToolResult:
+        """``verify_citations``: every Sources line checked against the index and this task's reads
+        (:func:`~evidence_lib.citations.verify_sources`, the check behind ``EvidenceMiddleware.verify_answer``)."""
+        answer = args.get("answer")
+        if set(args) != {"answer"} or not isinstance(answer, str) or len(answer) > MAX_ANSWER_CHARS:
+            raise EvidenceError("invalid_arguments", problems=[{"field": "answer", "problem": "a string of at most "
+                                                                f"{MAX_ANSWER_CHARS} characters"}])
+        with task.lock:
+            if task.verified >= MAX_VERIFY_CALLS:
+                raise EvidenceError("budget_exhausted", reason="calls")
+            task.verified += 1
+            checks = verify_sources(task.index, answer, task.ledger.reads, task.principal)
+        rows = [_check_row(n, c) for n, c in enumerate(checks, 1)]
+        reply = {"verified": bool(checks) and all(c.ok for c in checks), "checks": rows[:MAX_CHECKS_SHOWN]}
+        if len(rows) > MAX_CHECKS_SHOWN:
+            reply["omitted"] = len(rows) - MAX_CHECKS_SHOWN
+        return _text(to_json(reply))
+
+
+def _text(text: Any, is_error: bool = False) -> CallToolResult:
+    """One text reply; over :data:`MAX_REPLY_BYTES` it becomes the ``result_too_large`` refusal."""
+    text = str(text)
+    if len(text.encode("utf-8", "replace")) > MAX_REPLY_BYTES:
+        return _error(EvidenceError("result_too_large"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], isError=is_error)
+
+
+def build_server(source: Source, *, local: Principal | None = None, tokens: Mapping[str, Principal] | None = None,
+                 profile: str = "compact", budget: Budget | None = None, host: str = "127.0.0.1",
+                 port: int = 8000) -> EvidenceMCP:
+    """The server over ``source``: stdio with ``local`` (one principal), or streamable HTTP with ``tokens`` (the
+    server as an OAuth resource server: bearer tokens checked by :class:`TokenPrincipals`)."""
+    tasks = _Tasks(source, budget or Budget(), profile)
+    if local is not None:
+        return EvidenceMCP(tasks, local=local, host=host, port=port)
+    if not tokens:
+        raise ValueError("an HTTP server needs --tokens (bearer tokens mapped to principals)")
+    base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+    auth = AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False)
+    return EvidenceMCP(tasks, local=None, verifier=TokenPrincipals(tokens), auth=auth, host=host, port=port,
+                       stateless_http=True, max_request_body_size=MAX_REQUEST_BYTES)
+
+
+def fixed_source(index: IndexProtocol) -> Source:
+    """A :class:`Source` over one fixed index (a folder corpus): every task reads it, each with its own ledger."""
+    return Source(lambda _principal: index)

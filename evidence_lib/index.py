@@ -14,6 +14,8 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -142,6 +144,10 @@ def text_range(entry: IndexEntry, start: int, end: int | None) -> tuple[int, int
     return start, end
 
 
+#: The documents one tool call of an :class:`EvidenceIndex` has read and verified so far (:meth:`EvidenceIndex.serving`).
+_SERVED: ContextVar[tuple[EvidenceIndex, dict[str, Snapshot]] | None] = ContextVar("evidence_index_served", default=None)
+
+
 class EvidenceIndex:
     """A fixed candidate set: on disk (:meth:`build`, the article's layout) or in memory (:meth:`in_memory`,
     one query's snapshot of a retriever's documents). Hand it to :func:`evidence_tools`."""
@@ -223,9 +229,35 @@ class EvidenceIndex:
             raise EvidenceError("unknown_doc_id")
         return e
 
+    @contextmanager
+    def serving(self, *, neighbours: bool = False) -> Iterator[None]:
+        """One tool call (:func:`evidence_lib.tools.serving` opens it): each document is read, hashed and decoded
+        once however many windows the call cuts from it (a compact locate cuts one per match), as a store snapshot
+        fetches each chunk once. The access check still runs on every use. ``neighbours`` is a store's concern."""
+        served = _SERVED.get()
+        if served is not None and served[0] is self:  # nested: the outer call serves
+            yield
+            return
+        token = _SERVED.set((self, {}))
+        try:
+            yield
+        finally:
+            _SERVED.reset(token)
+
     def snapshot(self, doc_id: str, principal: Principal | None = None) -> Snapshot:
-        """Read the stored bytes once, check them against the index, decode those same bytes."""
+        """Read the stored bytes once, check them against the index, decode those same bytes (once per call
+        inside :meth:`serving`)."""
         e = self.entry(doc_id, principal, "read")
+        served = _SERVED.get()
+        memo = served[1] if served is not None and served[0] is self else None
+        if memo is not None and e.doc_id in memo:
+            return memo[e.doc_id]
+        snap = self._read_verified(e)
+        if memo is not None:
+            memo[e.doc_id] = snap
+        return snap
+
+    def _read_verified(self, e: IndexEntry) -> Snapshot:
         try:
             if self._blobs is not None:
                 raw = self._blobs[e.doc_id]

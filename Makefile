@@ -12,25 +12,28 @@ LAB_ARGS ?=
 LAB_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
 # Strict nbval with the notebooks' evidence stores in a fresh temporary EVIDENCE_WORKSPACE (see
 # evidence_lib/workspace.py), removed afterwards, so two runs at once never share or wipe each other's files.
+# Without -q: pytest names each test file (each notebook) as it starts, so a long run shows what it is doing.
 RUN_NBVAL = ws=$$(mktemp -d) && trap 'rm -rf "$$ws"' EXIT && trap 'exit 130' INT TERM && \
-            EVIDENCE_WORKSPACE="$$ws" $(BIN)/python -m pytest -q $(NBVAL) notebooks
+            EVIDENCE_WORKSPACE="$$ws" $(BIN)/python -m pytest $(NBVAL) notebooks
 
 .PHONY: bench-eval bench-offload setup venv fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help \
-        postgres-up postgres-down test-store bench-store site test-site site-font
+        postgres-up postgres-down test-store bench-store site test-site site-font mcp-clients mcp-conformance
 
 help:
 	@echo "make lab            open JupyterLab on notebooks/ (sets everything up first)"
 	@echo "make test           run every test: library, environment, notebooks (strict nbval)"
-	@echo "make test-browser   open the live-explorers notebook in headless Chromium and move a slider"
+	@echo "make test-browser   JupyterLab in headless Chromium: move a live-explorer slider; Chinese drawn by the project's font without system CJK fonts"
 	@echo "make figures        regenerate the article figures into figures/"
 	@echo "make execute        re-execute notebooks in place in a fresh kernel (NB=path/to/one.ipynb for one)"
-	@echo "make bench          run the benchmarks under bench/, the store's 1 GB run included (about an hour; JSON in bench/results/)"
+	@echo "make bench          run the benchmarks under bench/ (about 55 min: the store's 1 GB run about 50, the rest 2; JSON in bench/results/)"
 	@echo "make article        print the article's result table as JSON"
 	@echo "make postgres-up    start a local PostgreSQL for the store tests (then export EVIDENCE_PG_DSN=...)"
 	@echo "make test-store     the store's contract tests on memory, SQLite and PostgreSQL (starts/stops the server)"
 	@echo "make bench-eval     the reading flows beside Deep Agents on every QA set, both choosers (SETS=\"kernel_en kernel_zh\" for some)"
 	@echo "make bench-offload  large tool results: no offload vs Deep Agents vs Strands vs the evidence middleware (notebook 12)"
 	@echo "make bench-store    the store's scale benchmark (bench/results/store.json and .png; QUICK=1 for a smoke run)"
+	@echo "make mcp-clients    install the Node MCP clients (Inspector CLI, conformance suite) into build/mcp-node/ for their tests"
+	@echo "make mcp-conformance run the MCP conformance suite against the HTTP server (bench/results/mcp_conformance.json)"
 	@echo "make site           build the static website into build/site/ from the executed notebooks (BASE_URL=/<repo>)"
 	@echo "make test-site      build the website, then check it in headless Chromium without system CJK fonts: pages,"
 	@echo "                    links, images, Chinese glyphs, clipping at 1280 and 390 px, search (screenshots in build/screenshots/)"
@@ -44,8 +47,8 @@ $(STAMP): pyproject.toml
 	   $(PYTHON) -m venv $(VENV) \
 	   || { echo "setup: could not create $(VENV) (Debian/Ubuntu: apt-get install python3-venv)"; rm -rf $(VENV); exit 1; }; \
 	 else echo "setup 1/3: reusing the virtual environment $(VENV) (pyproject.toml changed since the last install)"; fi
-	@echo "setup 2/3: installing evidence-lib with its notebook, test, browser, bench, agents (LangChain create_agent) and course packages (first time: about 1 to 1.5 minutes)"
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test,browser,bench,agents,course]'
+	@echo "setup 2/3: installing evidence-lib with its notebook, test, browser, bench, agents (LangChain create_agent), course and mcp (the MCP server) packages (first time: about 1 to 1.5 minutes)"
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test,browser,bench,agents,course,mcp]'
 	@touch $(STAMP)
 	@echo "setup 3/3: installed"
 
@@ -65,24 +68,37 @@ fonts: setup
 	@$(BIN)/python -c "from evidence_lib.course.figures import cjk_family, cjk_font_path; print('CJK font:', cjk_family(), '(' + str(cjk_font_path()) + ')')"
 	@$(BIN)/python scripts/subset_cjk_font.py --check
 
+# Chinese without a system CJK font: JupyterLab loads custom/custom.css from the Jupyter config folder when told
+# (--LabApp.custom_css=True); lab/config.py writes one into build/lab-config with the project's own font (the
+# website's subset, site/_static/fonts/). The learner's own config folder stays on JUPYTER_CONFIG_PATH and keeps
+# their settings and workspaces (`jupyter --config-dir` is asked before the switch).
+LAB_CONFIG := build/lab-config
 lab: setup
-	@echo "lab: starting JupyterLab on notebooks/ (Ctrl-C to stop)"
-	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_ROOT) $(LAB_ARGS)
+	@$(BIN)/python lab/config.py $(LAB_CONFIG) >/dev/null
+	@echo "lab: starting JupyterLab on notebooks/ with the project's Chinese font ($(LAB_CONFIG)/custom; Ctrl-C to stop)"
+	@user=$$($(BIN)/jupyter --config-dir) && \
+	 JUPYTER_CONFIG_DIR="$(abspath $(LAB_CONFIG))" JUPYTER_CONFIG_PATH="$$user$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+	 JUPYTERLAB_SETTINGS_DIR="$${JUPYTERLAB_SETTINGS_DIR:-$$user/lab/user-settings}" \
+	 JUPYTERLAB_WORKSPACES_DIR="$${JUPYTERLAB_WORKSPACES_DIR:-$$user/lab/workspaces}" \
+	 $(BIN)/jupyter lab --ServerApp.root_dir=notebooks --LabApp.custom_css=True $(LAB_ROOT) $(LAB_ARGS)
 
+# One line per test file as it runs (collecting the library tests takes about 10 s first); the library run ends with
+# a line saying whether PostgreSQL was tested (tests/conftest.py): `make test-store` or EVIDENCE_PG_DSN tests it.
 test: setup
-	@echo "test 1/2: library tests (pytest tests/: library, CLI, environment, notebook hygiene, exercises)"
-	$(BIN)/python -m pytest -q tests
-	@echo "test 2/2: notebooks (strict nbval, in a temporary EVIDENCE_WORKSPACE)"
+	@echo "test 1/2: library tests (pytest tests/: library, CLI, environment, notebook hygiene, exercises; about 2,500 tests, a few minutes)"
+	$(BIN)/python -m pytest tests
+	@echo "test 2/2: notebooks (strict nbval, one line per notebook, in a temporary EVIDENCE_WORKSPACE)"
 	@$(RUN_NBVAL)
 
-# A real browser: JupyterLab on loopback driven by Playwright in Debian's Chromium (installed if missing).
+# A real browser: JupyterLab on loopback driven by Playwright in Debian's Chromium (installed if missing): the live
+# explorers react to the keyboard, and Chinese is drawn by the project's font as `make lab` sets it up.
 test-browser: setup
 	bash scripts/install_browser.sh $(VENV)
 	EVIDENCE_BROWSER_TEST=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/browser
 
 test-lib: setup
 	@echo "test: library tests (pytest tests/)"
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest tests
 
 test-notebooks: setup
 	@echo "test: notebooks (strict nbval, in a temporary EVIDENCE_WORKSPACE)"
@@ -133,7 +149,7 @@ bench-eval:
 # bench/results/offload.json and offload.png, read by notebook 12. About a minute.
 bench-offload:
 	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
-	@$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[deepagents,strands]'
+	@$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[course,deepagents,strands,pydantic-ai,haystack]'
 	$(BENCH_VENV)/bin/python bench/bench_offload.py
 
 # PostgreSQL: $$EVIDENCE_PG_DSN if set, else the server scripts/postgres.sh runs (started here and stopped
@@ -163,10 +179,17 @@ site: $(SITE_STAMP)
 # with a fontconfig that leaves out every font with Chinese glyphs, to prove it.
 test-site: site
 	bash scripts/install_browser.sh $(VENV)
-	EVIDENCE_SITE_TEST=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/browser/test_site.py
+	EVIDENCE_SITE_TEST=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/browser/test_site.py tests/browser/test_site_drawers.py
 
 # After a page gains a Chinese character: the subset of every CJK character the built pages show (plus those it
 # had, plus headroom), from Debian's fonts-noto-cjk (fetched into build/font-source/ if not installed).
 site-font: site
 	$(BIN)/python scripts/subset_site_font.py
 	$(BIN)/python scripts/build_site.py
+
+# The MCP server's Node clients (issue 27): without them (no Node/npm) their tests skip and say so.
+mcp-clients:
+	bash scripts/mcp_clients.sh
+
+mcp-conformance: setup mcp-clients
+	$(BIN)/python scripts/mcp_conformance.py

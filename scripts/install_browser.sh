@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install what the real-browser test (tests/browser, `make test-browser`) needs:
+# Install what the real-browser tests (tests/browser, `make test-browser`: the live explorers, Chinese in JupyterLab) need:
 #   1. Debian's `chromium` package at /usr/bin/chromium (apt-get; needs root), unless already there;
 #   2. Playwright for Python into the project's virtual environment (pip; its browser download is never used).
 # Usage: scripts/install_browser.sh [VENV]   (default: .venv next to this script's parent)

@@ -24,6 +24,8 @@ Re-running gives byte-identical files. Usage (from the repository root)::
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import copy
 import re
 import sys
@@ -108,11 +110,21 @@ def build(solution: Path) -> bytes:
     return _render(_execute(student_copy(solution), EXERCISES))
 
 
+def _build_in_pool_thread(solution: Path) -> bytes:
+    """:func:`build` in a pool thread, then close the event loop nbclient left on it (jupyter_core's run_sync makes
+    one per thread and never closes it; garbage-collected later, the loop and its two sockets warn mid-test)."""
+    try:
+        return build(solution)
+    finally:
+        with contextlib.suppress(RuntimeError):  # no loop: build failed before starting a kernel
+            asyncio.get_event_loop_policy().get_event_loop().close()
+
+
 def build_all() -> dict[Path, bytes]:
     """Every student copy, built in parallel (one kernel per notebook), keyed by its path."""
     sources = solution_notebooks()
     with ThreadPoolExecutor(max_workers=max(1, len(sources))) as pool:
-        return {student_path(s): data for s, data in zip(sources, pool.map(build, sources))}
+        return {student_path(s): data for s, data in zip(sources, pool.map(_build_in_pool_thread, sources))}
 
 
 def stale(built: dict[Path, bytes] | None = None) -> list[Path]:

@@ -30,6 +30,31 @@ from evidence_lib import (
 from evidence_lib.tools import run_tool_call, tool_call
 
 TOOL_NAMES = ("search_evidence", "locate_evidence", "read_evidence")
+#: What the PostgreSQL tests skip with when EVIDENCE_PG_DSN is not set (tests/store/storekit.py's PG_SKIP).
+PG_SKIP_MARK = "EVIDENCE_PG_DSN is not set"
+
+
+def postgres_server(dsn: str) -> str:
+    """``host:port`` of a libpq DSN (URL or key=value form): what a test run may print, never the password."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    params = conninfo_to_dict(dsn)
+    return f"{params.get('host') or 'localhost'}:{params.get('port') or 5432}"
+
+
+def postgres_line(dsn: str, skipped: int) -> str:
+    """One line for the end of a run: whether PostgreSQL was tested, or how to test it (issue 26 item 8)."""
+    if dsn:
+        return f"PostgreSQL: tested on {postgres_server(dsn)} (EVIDENCE_PG_DSN)."
+    return (f"PostgreSQL: not tested (EVIDENCE_PG_DSN is not set): {skipped} test{'s' * (skipped != 1)} skipped for "
+            "it; `make test-store` runs them on a local server, or export EVIDENCE_PG_DSN (`make postgres-up` "
+            "prints it).")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """Say at the end of every run whether the store's PostgreSQL backend was tested (a skip is easy to miss)."""
+    skipped = sum(PG_SKIP_MARK in str(report.longrepr) for report in terminalreporter.stats.get("skipped", []))
+    terminalreporter.write_line(postgres_line(os.environ.get("EVIDENCE_PG_DSN", ""), skipped))
 
 
 @pytest.fixture

@@ -2,8 +2,9 @@
 an English rendering and what each covers, with the LangChain post article 1 cites, and no notebook, README or
 guide says "the article", "article 2" or "the second source article" without saying which.
 
-The titles are copied here as literals, byte for byte from the first line of each article
-(``../shared/seeds/*.txt``, outside the repository); a test compares them with the seeds when they are there.
+The titles are copied here as literals, byte for byte from the first line of each article; a test compares them
+with ``tests/data/source_articles.json``, those first lines as committed test data (copied from the seeds, which live
+outside the repository, and checked against them when committed: no test reads outside the repository).
 
 How a mention is resolved: a text is read as a sequence of blocks (a notebook's cells, in order, sources only, not
 outputs; a markdown file's sections, heading to heading). A block "names" an article when it holds the opening of
@@ -21,6 +22,7 @@ and 00 give the full one). Then, walking the blocks in order:
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -29,7 +31,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-SEEDS = ROOT.parent / "shared" / "seeds"
+#: The articles' first lines (and which seed file each came from), committed: tests never read the seeds themselves.
+SOURCE_ARTICLES = ROOT / "tests" / "data" / "source_articles.json"
 
 #: The first line of each source article, byte-exact (the Chinese title as published).
 ARTICLE_1 = "RAG 一次检索塞爆上下文？LangChain 按需读取实战：别把 top_k 全文直接喂给模型"
@@ -123,12 +126,12 @@ def test_the_rules_accept_named_mentions_and_refuse_unnamed_ones():
 
 
 def test_the_titles_are_the_seeds_first_lines():
-    """The literals above are the articles' first lines, byte for byte (checked where the seeds are available)."""
-    if not SEEDS.is_dir():
-        pytest.skip(f"the source articles are not on this machine ({SEEDS})")
+    """The literals above are the articles' first lines, byte for byte, as committed in tests/data (issue 26 item 8:
+    this test used to look for the seeds in ../shared/seeds, outside the repository)."""
+    articles = json.loads(SOURCE_ARTICLES.read_text(encoding="utf-8"))["articles"]
+    assert sorted(articles) == sorted(SEED_FILES.values())
     for title, name in SEED_FILES.items():
-        first = (SEEDS / name).read_bytes().split(b"\n", 1)[0].rstrip(b"\r")
-        assert first == title.encode("utf-8"), name
+        assert articles[name]["first_line"].encode("utf-8") == title.encode("utf-8"), name
 
 
 # -- the README and the index --------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import sys
 import tempfile
 from functools import cache
@@ -90,8 +91,14 @@ def tidy(nb) -> None:
         cell.outputs = merged
 
 
+def series_paths() -> list[Path]:
+    """The notebooks ``make execute`` runs by default: the series (``NN_*.ipynb``) and its optional deep dives
+    (``NNx_*.ipynb``, notebooks 08x, 09x, 11x), in reading order."""
+    return sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb") if re.match(r"\d\d[a-z]?_", p.name))
+
+
 def main(argv: list[str]) -> int:
-    paths = [Path(a) for a in argv] or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    paths = [Path(a) for a in argv] or series_paths()
     for p in paths:
         print(f"executing {p.resolve().relative_to(ROOT)}", flush=True)
         execute(p)

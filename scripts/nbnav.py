@@ -3,7 +3,12 @@
 
 Also writes the facilitator guide's timing section (notebooks/exercises/README.md, between its timing markers):
 the index and the guide show the times of notebooks/course.toml, the one source; `--times` prints each
-notebook's minutes next to the estimate at course.toml's pace.
+notebook's minutes next to the estimate at course.toml's pace, and `--set-minutes` writes each notebook's estimate,
+rounded to 5, into course.toml (run it, then this script, after editing a notebook).
+
+A series notebook is `NN_slug.ipynb`, or `NNx_slug.ipynb` (a letter after the number) for an optional deep dive
+that follows notebook NN; its key in course.toml's tracks and needs is what comes before the first `_` ("08",
+"08x"). Navigation lines name each neighbour by its title (up to the first colon), not its file name.
 
 Never typed by hand: run `python scripts/nbnav.py` after adding or renaming a notebook;
 `python scripts/nbnav.py --check` exits 1 when a notebook's navigation is stale (tests run it).
@@ -42,6 +47,8 @@ SOLUTIONS = EXERCISES / "solutions"
 WORKSHOP = "workshop_part*.ipynb"
 NAV_ID = "nav"
 INDEX = "00_index.ipynb"
+SERIES_NAME = re.compile(r"^\d\d[a-z]?_")
+STEP_NOTEBOOK = re.compile(r"\d\d[a-z]?")
 
 
 def settings() -> tuple[str, str]:
@@ -50,7 +57,18 @@ def settings() -> tuple[str, str]:
 
 
 def series() -> list[Path]:
-    return sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if p.name != INDEX)
+    """The series' notebooks in reading order: NN_*.ipynb and the optional deep dives NNx_*.ipynb, index excluded."""
+    return sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb") if SERIES_NAME.match(p.name) and p.name != INDEX)
+
+
+def key_of(stem: str) -> str:
+    """A series notebook's key in course.toml's tracks and needs: "08" for 08_real-documents, "08x" for 08x_…."""
+    return stem.split("_", 1)[0]
+
+
+def notebook_info(key: str, plan: dict) -> dict:
+    """course.toml's entry ([notebooks.<stem>]) of the notebook whose key is ``key``."""
+    return next(v for k, v in plan["notebooks"].items() if key_of(k) == key)
 
 
 def workshop_parts() -> list[str]:
@@ -91,11 +109,21 @@ def badges(path: Path, repo: str, branch: str) -> str:
             f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab})")
 
 
+def short_title(path: Path) -> str:
+    """A notebook's title up to its first colon, as a navigation line names it ("02 · The three-tool protocol");
+    the file's stem if it has no title yet."""
+    if not path.exists():
+        return path.stem
+    title = title_of(nbformat.read(path, as_version=4))
+    return path.stem if title == "(untitled)" else title.split(":", 1)[0].strip()
+
+
 def nav_source(i: int, paths: list[Path], repo: str, branch: str) -> str:
-    """The nav line of ``paths[i]``: previous / index / next within ``paths`` (one folder), then the badges."""
+    """The nav line of ``paths[i]``: previous / index / next within ``paths`` (one folder), each named by its
+    title, then the badges."""
     here = paths[i].parent
-    prev = f"[← {paths[i - 1].stem}]({_rel(paths[i - 1], here)})" if i > 0 else "← (start)"
-    nxt = f"[{paths[i + 1].stem} →]({_rel(paths[i + 1], here)})" if i + 1 < len(paths) else "(end) →"
+    prev = f"[← {short_title(paths[i - 1])}]({_rel(paths[i - 1], here)})" if i > 0 else "← (start)"
+    nxt = f"[{short_title(paths[i + 1])} →]({_rel(paths[i + 1], here)})" if i + 1 < len(paths) else "(end) →"
     line = f"{prev} · [index]({_rel(NOTEBOOKS / INDEX, here)}) · {nxt}"
     launch = badges(paths[i], repo, branch)
     return f"{line}\n\n{launch}" if launch else line
@@ -136,6 +164,7 @@ def course() -> dict:
 
 
 _PROMPT = re.compile(r"Try it yourself|Predict")
+ROUND_TO = 5
 
 
 def _output_text(output) -> str:
@@ -146,7 +175,8 @@ def _output_text(output) -> str:
 
 def estimate_minutes(nb, pace: dict) -> float:
     """A careful learner's time for ``nb`` at ``pace`` (course.toml's [pace]): its prose, its code lines (not blank),
-    its output lines and its "Try it yourself" / "Predict" prompts."""
+    its output lines and its "Try it yourself" / "Predict" prompts (a try-it that asks for a prediction names both,
+    so it counts twice: editing, predicting, running and changing back)."""
     prose = [c.source for c in nb.cells if c.cell_type == "markdown" and c.get("id") != NAV_ID]
     code = [c for c in nb.cells if c.cell_type == "code"]
     words = sum(len(text.split()) for text in prose)
@@ -164,8 +194,8 @@ def _hours(minutes: int) -> str:
 def step_minutes(step: str, plan: dict) -> int:
     """How long one step of a track takes: a notebook ("02"), a workshop part ("part2", intro and discussion
     included) or a block ("lunch 60")."""
-    if re.fullmatch(r"\d\d", step):
-        return next(v["minutes"] for k, v in plan["notebooks"].items() if k[:2] == step)
+    if STEP_NOTEBOOK.fullmatch(step):
+        return notebook_info(step, plan)["minutes"]
     if re.fullmatch(r"part\d", step):
         return plan["workshop"][step]["minutes"]
     return int(step.rsplit(" ", 1)[1])
@@ -175,7 +205,7 @@ def step_label(step: str) -> str:
     """A step as a track shows it: 02, part 2, lunch."""
     if re.fullmatch(r"part\d", step):
         return f"part {step[4:]}"
-    return step if re.fullmatch(r"\d\d", step) else step.rsplit(" ", 1)[0]
+    return step if STEP_NOTEBOOK.fullmatch(step) else step.rsplit(" ", 1)[0]
 
 
 def _clock(minutes: int) -> str:
@@ -220,9 +250,9 @@ def tracks_text(plan: dict) -> str:
 def _in_tracks(stem: str, plan: dict) -> str:
     shown = []
     for track in plan.get("tracks", {}).values():
-        if stem[:2] in track.get("before", []):
+        if key_of(stem) in track.get("before", []):
             shown.append(f"{track['short']} (before)")
-        elif any(stem[:2] in day for day in track["days"]):
+        elif any(key_of(stem) in day for day in track["days"]):
             shown.append(track["short"])
     return " · ".join(shown)
 
@@ -231,21 +261,31 @@ def _path_rows(series_nbs: list[tuple[Path, object]], plan: dict) -> list[str]:
     rows = []
     for path, nb in series_nbs:
         info = plan.get("notebooks", {}).get(path.stem, {})
-        needs = ", ".join(f"[{n}]({next((p.name for p, _ in series_nbs if p.stem[:2] == n), '')})"
+        needs = ", ".join(f"[{n}]({next((p.name for p, _ in series_nbs if key_of(p.stem) == n), '')})"
                           for n in info.get("needs", [])) or "none"
         minutes = f"{info['minutes']} min" if "minutes" in info else ""
-        rows.append(f"| [{path.stem[:2]}]({path.name}) | {title_of(nb)} | {minutes} | {needs} | "
-                    f"{_in_tracks(path.stem, plan)} |")
+        tracks = _in_tracks(path.stem, plan) or ("optional deep dive" if info.get("optional") else "")
+        rows.append(f"| [{key_of(path.stem)}]({path.name}) | {title_of(nb)} | {minutes} | {needs} | {tracks} |")
     return rows
 
 
-def _pace_text(plan: dict, n: int) -> str:
+def core_notebooks(plan: dict) -> dict:
+    """course.toml's notebooks without the optional deep dives: the path whose total the index states."""
+    return {k: v for k, v in plan.get("notebooks", {}).items() if not v.get("optional")}
+
+
+def _pace_text(plan: dict) -> str:
     pace = plan["pace"]
-    total = sum(v["minutes"] for v in plan["notebooks"].values())
+    core = core_notebooks(plan)
+    total = sum(v["minutes"] for v in core.values())
+    optional = len(plan.get("notebooks", {})) - len(core)
+    deep = (f" The {_count_word(optional)} optional deep dive{'s' if optional > 1 else ''} come{'' if optional > 1 else 's'} "
+            "on top." if optional else "")
     return (f"Times are a careful learner's: prose read at {pace['prose_words_per_minute']} words a minute, code at "
             f"{pace['code_lines_per_minute']} lines and output at {pace['output_lines_per_minute']} lines a minute, "
-            f"{pace['minutes_per_prompt']:g} minutes for each try-it-yourself prompt "
-            f"([course.toml](course.toml)): {total} minutes ({_hours(total)}) for the {n} notebooks.")
+            f"{pace['minutes_per_prompt']:g} minutes for each \"Try it yourself\" or \"Predict\" (a try-it with its "
+            f"prediction: {2 * pace['minutes_per_prompt']:g}), calibrated on a learner's measured times "
+            f"([course.toml](course.toml)): {total} minutes ({_hours(total)}) for the {len(core)} notebooks.{deep}")
 
 
 def _workshop_totals(plan: dict) -> str:
@@ -303,7 +343,7 @@ def _guide_text(plan: dict) -> str | None:
 def _glossary(plan: dict, series_nbs: list[tuple[Path, object]]) -> str:
     lines = []
     for term, (definition, first) in sorted(plan.get("glossary", {}).items()):
-        where = next((p.name for p, _ in series_nbs if p.stem[:2] == first), "")
+        where = next((p.name for p, _ in series_nbs if key_of(p.stem) == first), "")
         lines.append(f"### {term}\n\n{definition} First taught in [{first}]({where}).\n")
     return "\n".join(lines)
 
@@ -344,9 +384,9 @@ def _index_text(series_nbs: list[tuple[Path, object]], repo: str, branch: str) -
         "workspace (notebooks 06 and 07; parallel read-only calls in 09, the workspace in 11).\n\n"
         "## How to start\n\nIn the repository, run `make lab`: it creates the environment (once) and opens "
         "JupyterLab on `notebooks/`. Open "
-        + (f"[{series_nbs[0][0].stem[:2]}]({series_nbs[0][0].name}) " if series_nbs else "the first notebook ")
+        + (f"[{key_of(series_nbs[0][0].stem)}]({series_nbs[0][0].name}) " if series_nbs else "the first notebook ")
         + "and run its cells top to bottom; each notebook ends with a link to the next.\n\n"
-        f"## The path\n\nIn this order. {_pace_text(plan, len(series_nbs))}\n\n"
+        f"## The path\n\nIn this order. {_pace_text(plan)}\n\n"
         "| # | notebook | time | do first | tracks |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
         "## Workshop\n\n"
         "Hands-on exercises that follow the series, each checked on the spot. Open the student copy; the "
@@ -402,19 +442,52 @@ def print_times() -> None:
         print(f"{path.stem:<32} course.toml {stated!s:>4} min   pace estimate {estimate:5.1f} min")
 
 
+def rounded_minutes(estimate: float) -> int:
+    """The minutes course.toml states for an estimate: rounded to the nearest 5, at least 5."""
+    return max(ROUND_TO, ROUND_TO * round(estimate / ROUND_TO))
+
+
+def set_minutes() -> list[str]:
+    """Write each series notebook's estimate, rounded to 5, as its ``minutes`` in course.toml (comments and order
+    kept: only the ``minutes = N`` line of each ``[notebooks.<stem>]`` table changes). Returns what changed."""
+    path = NOTEBOOKS / "course.toml"
+    text, plan, changed = path.read_text(encoding="utf-8"), course(), []
+    for nb_path in series():
+        if nb_path.stem not in plan.get("notebooks", {}):
+            continue
+        minutes = rounded_minutes(estimate_minutes(nbformat.read(nb_path, as_version=4), plan["pace"]))
+        table = re.compile(rf"(^\[notebooks\.{re.escape(nb_path.stem)}\]\n(?:(?!\[).*\n)*?minutes = )(\d+)",
+                           flags=re.MULTILINE)
+        old = plan["notebooks"][nb_path.stem]["minutes"]
+        if old != minutes:
+            text = table.sub(rf"\g<1>{minutes}", text, count=1)
+            changed.append(f"{nb_path.stem}: {old} -> {minutes} min")
+    path.write_text(text, encoding="utf-8")
+    return changed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if any notebook's navigation is stale")
     parser.add_argument("--times", action="store_true", help="print each notebook's minutes and the pace's estimate")
+    parser.add_argument("--set-minutes", action="store_true",
+                        help="write each notebook's estimate, rounded to 5, into course.toml")
     args = parser.parse_args(argv)
     if args.times:
         print_times()
+        return 0
+    if args.set_minutes:
+        for line in set_minutes():
+            print(line)
         return 0
     repo, branch = settings()
     changed = apply(series(), repo, branch)
     if args.check:
         for p in changed:
             print(f"stale navigation: {p.relative_to(ROOT)}")
+        if changed:
+            print("fix: python scripts/nbnav.py (rewrites the navigation lines, badges, times and 00_index from "
+                  "notebooks/course.toml)")
         return 1 if changed else 0
     for p, text in changed.items():
         p.write_text(text, encoding="utf-8")

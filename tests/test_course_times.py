@@ -23,7 +23,10 @@ NOTEBOOKS = ROOT / "notebooks"
 GUIDE = NOTEBOOKS / "exercises" / "README.md"
 SOLUTIONS = NOTEBOOKS / "exercises" / "solutions"
 COURSE = tomllib.loads((NOTEBOOKS / "course.toml").read_text(encoding="utf-8"))
-SERIES = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not p.name.startswith("00_"))
+SERIES = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb")
+                if re.match(r"\d\d[a-z]?_", p.name) and not p.name.startswith("00_"))
+#: Optional deep dives (``optional = true``): listed in the index, in no track, not in the path's total.
+CORE = {k: v for k, v in COURSE["notebooks"].items() if not v.get("optional")}
 PARTS = sorted(SOLUTIONS.glob("workshop_part*.ipynb"))
 # One step of a rendered track: an optional clock time, the step's label, its minutes.
 STEP = re.compile(r"(?:(\d{1,2}):(\d\d) )?(\d\d|part \d|[a-z][a-z -]*?) \((\d+)(?: min)?\)")
@@ -45,10 +48,19 @@ def _guide() -> str:
     return GUIDE.read_text(encoding="utf-8")
 
 
+def _key(stem: str) -> str:
+    """A notebook's key in the tracks and needs: "08" for 08_real-documents, "08x" for an 08x_ deep dive."""
+    return stem.split("_", 1)[0]
+
+
+def _is_notebook(step: str) -> bool:
+    return re.fullmatch(r"\d\d[a-z]?", step) is not None
+
+
 def _minutes(step: str) -> int:
     """What course.toml says a step of a track takes."""
-    if re.fullmatch(r"\d\d", step):
-        return next(v["minutes"] for k, v in COURSE["notebooks"].items() if k[:2] == step)
+    if _is_notebook(step):
+        return next(v["minutes"] for k, v in COURSE["notebooks"].items() if _key(k) == step)
     if re.fullmatch(r"part\d", step):
         return COURSE["workshop"][step]["minutes"]
     label, n = re.fullmatch(r"(.+) (\d+)", step).groups()
@@ -59,7 +71,7 @@ def _label(step: str) -> str:
     """A step as the rendered tracks name it: 02, part 2, lunch."""
     if re.fullmatch(r"part\d", step):
         return f"part {step[4:]}"
-    return step if re.fullmatch(r"\d\d", step) else step.rsplit(" ", 1)[0]
+    return step if _is_notebook(step) else step.rsplit(" ", 1)[0]
 
 
 def _length(track: dict) -> int:
@@ -101,16 +113,52 @@ def test_every_notebook_and_workshop_part_has_its_times_in_course_toml():
 
 
 def test_notebook_minutes_are_a_careful_learners_time_at_the_stated_pace():
-    """Issue 18 item 2: the minutes follow the pace in course.toml (within 30% + 5 min of each notebook's estimate);
-    the old index said 250 minutes in all, where a careful learner needs about 7 hours."""
+    """Issues 18 and 26 item 2: the minutes follow the calibrated pace in course.toml. Never below the estimate by
+    more than rounding to 5 (issue 26: 04, 06 and 07 stated 40 minutes where a learner needed 52-56; the old test
+    allowed 30% + 5 min under), and at most 10% above it (no padding)."""
     nbnav = _nbnav()
     off = []
     for path in SERIES:
+        if path.stem not in COURSE["notebooks"]:
+            off.append(f"{path.stem}: no [notebooks.{path.stem}] table in course.toml")
+            continue
         stated = COURSE["notebooks"][path.stem]["minutes"]
         estimate = nbnav.estimate_minutes(nbformat.read(path, as_version=4), COURSE["pace"])
-        if not 0.7 * estimate - 5 <= stated <= 1.3 * estimate + 5:
-            off.append(f"{path.stem}: course.toml says {stated} min, the pace gives {estimate:.0f}")
-    assert not off, "; ".join(off) + " (python scripts/nbnav.py --times)"
+        if not estimate - 2.5 <= stated <= 1.1 * estimate + 2.5:
+            off.append(f"{path.stem}: course.toml says {stated} min, the pace gives {estimate:.1f}")
+    assert not off, "; ".join(off) + " (python scripts/nbnav.py --set-minutes, then python scripts/nbnav.py)"
+
+
+def _pace_estimate(counts: dict, pace: dict) -> float:
+    """scripts/nbnav.py's estimate_minutes, from counts instead of a notebook."""
+    return (counts["words"] / pace["prose_words_per_minute"] + counts["code_lines"] / pace["code_lines_per_minute"]
+            + counts["output_lines"] / pace["output_lines_per_minute"] + counts["prompts"] * pace["minutes_per_prompt"])
+
+
+def test_pace_reproduces_the_learners_measured_minutes():
+    """Issue 26 item 2: the pace is calibrated on a learner's measured minutes for 01-12 (about 35% above the times
+    stated then): on the notebooks as the learner read them, its estimates match the measurement within 10% overall
+    and for each notebook."""
+    measured = COURSE["pace"]["measured"]
+    estimates = {k: _pace_estimate(v, COURSE["pace"]) for k, v in measured.items()}
+    learner = sum(v["minutes"] for v in measured.values())
+    assert abs(sum(estimates.values()) / learner - 1) <= 0.10, (sum(estimates.values()), learner)
+    off = {k: f"{e:.1f} vs {measured[k]['minutes']}" for k, e in estimates.items()
+           if abs(e / measured[k]["minutes"] - 1) > 0.10}
+    assert not off, off
+
+
+def test_pace_counts_the_measured_notebooks_as_estimate_minutes_does():
+    """[pace.measured] holds what estimate_minutes counts, so the calibration can be re-checked: a notebook built
+    from those counts gets the same estimate from scripts/nbnav.py."""
+    nbnav = _nbnav()
+    counts = COURSE["pace"]["measured"]["01"]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(" ".join(["word"] * (counts["words"] - counts["prompts"]))
+                                              + " Predict" * counts["prompts"]),
+                nbformat.v4.new_code_cell("\n".join(["x = 1"] * counts["code_lines"]))]
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="o\n" * counts["output_lines"])]
+    assert nbnav.estimate_minutes(nb, COURSE["pace"]) == pytest.approx(_pace_estimate(counts, COURSE["pace"]))
 
 
 # -- the tracks -----------------------------------------------------------------------------------------------------
@@ -132,8 +180,8 @@ def test_every_step_of_a_track_comes_after_what_it_needs(name):
     track = COURSE["tracks"][name]
     done = set(track.get("before", []))
     for step in [s for day in track["days"] for s in day]:
-        if re.fullmatch(r"\d\d", step):
-            needs = next(v["needs"] for k, v in COURSE["notebooks"].items() if k[:2] == step)
+        if _is_notebook(step):
+            needs = next(v["needs"] for k, v in COURSE["notebooks"].items() if _key(k) == step)
         elif re.fullmatch(r"part\d", step):
             needs = COURSE["workshop"][step]["needs"]
         else:
@@ -143,10 +191,20 @@ def test_every_step_of_a_track_comes_after_what_it_needs(name):
         done.add(step)
 
 
-def test_the_two_day_track_is_the_whole_course():
-    """Issue 18 item 2: the full course holds every notebook and every workshop part exactly once."""
-    steps = [s for day in COURSE["tracks"]["two-days"]["days"] for s in day if re.fullmatch(r"\d\d|part\d", s)]
-    assert sorted(steps) == sorted([p.stem[:2] for p in SERIES] + list(COURSE["workshop"]))
+def test_the_full_course_track_is_the_whole_course():
+    """Issue 18 item 2: the full course holds every notebook and every workshop part exactly once (optional deep dives
+    aside). Issue 26 item 2: at the calibrated pace it takes three days; two days held it only at the old times."""
+    track = COURSE["tracks"]["three-days"]
+    steps = [s for s in track.get("before", []) + [s for day in track["days"] for s in day]
+             if _is_notebook(s) or s.startswith("part")]
+    assert sorted(steps) == sorted([_key(k) for k in CORE] + list(COURSE["workshop"]))
+
+
+def test_optional_notebooks_are_in_no_track():
+    """Issue 26 item 1: the deep dives are optional: no track schedules one, and the path's total leaves them out."""
+    optional = {_key(k) for k, v in COURSE["notebooks"].items() if v.get("optional")}
+    for name, track in COURSE["tracks"].items():
+        assert not optional & set(track.get("before", []) + [s for day in track["days"] for s in day]), name
 
 
 def test_workshop_part_needs_are_what_its_notebook_asks_for():
@@ -166,21 +224,22 @@ def test_workshop_part_needs_are_what_its_notebook_asks_for():
 
 def test_index_path_table_shows_the_minutes_of_course_toml():
     """Issue 18 item 2: 00_index's path table states each notebook's course.toml minutes and the tracks it is in."""
-    rows = dict(re.findall(r"^\| \[(\d\d)\]\([^)]*\) \| .*? \| (\d+) min \|", _index(), flags=re.MULTILINE))
-    assert rows == {k[:2]: str(v["minutes"]) for k, v in COURSE["notebooks"].items()}
-    tracks = dict(re.findall(r"^\| \[(\d\d)\]\(.*\| ([^|]*) \|$", _index(), flags=re.MULTILINE))
+    rows = dict(re.findall(r"^\| \[(\d\d[a-z]?)\]\([^)]*\) \| .*? \| (\d+) min \|", _index(), flags=re.MULTILINE))
+    assert rows == {_key(k): str(v["minutes"]) for k, v in COURSE["notebooks"].items()}
+    tracks = dict(re.findall(r"^\| \[(\d\d[a-z]?)\]\(.*\| ([^|]*) \|$", _index(), flags=re.MULTILINE))
     for key, info in COURSE["notebooks"].items():
-        shown = tracks[key[:2]]
+        shown = tracks[_key(key)]
         for track in COURSE["tracks"].values():
             steps = [s for day in track["days"] for s in day]
-            assert (track["short"] in shown) == (key[:2] in steps + track.get("before", [])), (key, track["short"])
+            assert (track["short"] in shown) == (_key(key) in steps + track.get("before", [])), (key, track["short"])
 
 
 def test_index_states_the_total_of_the_notebooks_and_of_the_workshop():
-    """Issue 18 item 2: the index says how long the notebooks take in all (the sum of course.toml), not 250 minutes."""
-    total = sum(v["minutes"] for v in COURSE["notebooks"].values())
+    """Issue 18 item 2: the index says how long the notebooks take in all (the sum of course.toml), not 250 minutes;
+    the optional deep dives are not part of the path's total."""
+    total = sum(v["minutes"] for v in CORE.values())
     text = " ".join(_index().split())
-    assert f"{total} minutes ({total // 60} h {total % 60:02d} min) for the {len(SERIES)} notebooks" in text
+    assert f"{total} minutes ({total // 60} h {total % 60:02d} min) for the {len(CORE)} notebooks" in text
     work = sum(v["work"] for v in COURSE["workshop"].values())
     session = sum(v["minutes"] for v in COURSE["workshop"].values())
     assert f"{work} minutes of work, {session} ({session // 60} h {session % 60:02d} min)" in text
@@ -253,3 +312,92 @@ def test_ninety_minute_track_gives_part_two_the_guides_time():
     for _, days in [_rendered_days(paragraph)]:
         parts = [(label, n) for day in days for _, label, n in day if label.startswith("part ")]
         assert parts and all(n == guide[label[5:]] for label, n in parts), parts
+
+
+# -- what a learner meets in each notebook (issue 26 items 5 and 6) ------------------------------------------------
+
+#: Notebooks another pass is restructuring (issue 26 item 1: 08, 09 and 11, and their deep dives 08x, 09x, ...): they
+#: get their check questions and hidden outcomes there. Empty this set when that pass has landed.
+RESTRUCTURING = {"08", "09", "11"}
+LESSONS = [p for p in SERIES if p.name[:2] not in RESTRUCTURING]
+
+
+def _cells(path: Path) -> list:
+    return nbformat.read(path, as_version=4).cells
+
+
+def _markdown(path: Path) -> str:
+    return "\n".join(c.source for c in _cells(path) if c.cell_type == "markdown")
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_notebook_ends_with_check_questions_whose_answers_are_hidden(path):
+    """Issue 26 item 5: no notebook ended with check-your-understanding questions. Each now ends with 3 to 5, every
+    answer in a <details> block, before the link to the next notebook."""
+    last = _cells(path)[-1].source
+    assert "## Check your understanding" in last, path.name
+    block = last.split("## Check your understanding", 1)[1]
+    questions = re.findall(r"^\*\*\d\.\*\* .+\?", block, flags=re.MULTILINE)
+    answers = re.findall(r"<details><summary>Answer</summary>\n\n.+?\n\n</details>", block, flags=re.DOTALL)
+    assert 3 <= len(questions) == len(answers) <= 5, (path.name, len(questions), len(answers))
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_every_try_it_hides_its_outcome_until_after_the_run(path):
+    """Issue 26 item 5: from 07 on, a try-it's prediction came with its answer (07 cells 22 and 38, 10 cells 8 and 26)
+    and 12's stated no outcome at all; 01-05 hide it in a "What you should see" block after the prompt."""
+    for cell in _cells(path):
+        if cell.cell_type != "markdown" or "**Try it yourself.**" not in cell.source:
+            continue
+        prompt, _, rest = cell.source.partition("**Try it yourself.**")
+        asked, hidden, _ = rest.partition("<details><summary>What you should see</summary>")
+        assert hidden, f"{path.name} cell {cell.get('id')}: the try-it's outcome is not in a hidden block"
+        assert "then run" in asked.lower(), f"{path.name} cell {cell.get('id')}: the prompt should ask to run it"
+
+
+def _nav_link_texts(path: Path) -> list[str]:
+    return re.findall(r"\[([^\]]+)\]\([^)]+\.ipynb\)", _cells(path)[0].source)
+
+
+def test_navigation_lines_name_notebooks_by_title_not_file_name():
+    """Issue 26 item 6 (website): navigation lines showed file stems ("02_three-tool-protocol"), not titles."""
+    for path in SERIES:
+        for text in _nav_link_texts(path):
+            text = text.strip("←→ ")
+            if text == "index":
+                continue
+            assert not re.fullmatch(r"\d\d[a-z]?_[\w-]+", text), f"{path.name}: nav link {text!r} is a file name"
+            assert " · " in text, f"{path.name}: nav link {text!r} is not a notebook title"
+
+
+@pytest.mark.parametrize("number, phrase", [
+    ("05", "budget per turn"), ("05", "per-turn budget"),
+    ("06", "runs a real loop and times it"),
+    ("07", "measures that time for real"),
+])
+def test_slips_are_gone(number, phrase):
+    """Issue 26 item 6: one budget is per task everywhere; 06 said 09 times find + load (it never uses them); 07
+    called 09's simulated sleep "for real"."""
+    path = next(p for p in SERIES if _key(p.stem) == number)
+    assert phrase not in " ".join(_markdown(path).split())
+    assert phrase not in " ".join(_index().split())
+
+
+def test_next_move_try_it_names_the_heuristics_blind_spot():
+    """Issue 26 item 6: 05's try-it shows next_move answering "ask the user" right after the answer was located,
+    without saying that this is the heuristic's blind spot."""
+    path = next(p for p in SERIES if _key(p.stem) == "05")
+    cell = next(c for c in _cells(path) if c.get("id") == "try-b")
+    assert "blind spot" in cell.source.split("What you should see", 1)[1]
+
+
+def test_workshop_parts_end_with_the_next_step_not_back_to_part_one():
+    """Issue 26 item 6: workshop parts 7 and 8 ended with "Back to: Part 1"; every part but the last links the next
+    part, and the last links the series' index."""
+    for folder in (SOLUTIONS, SOLUTIONS.parent):
+        parts = sorted(folder.glob("workshop_part*.ipynb"))
+        for i, path in enumerate(parts):
+            last = _cells(path)[-1].source
+            assert "Back to:** [Part 1]" not in last, path
+            target = parts[i + 1].name if i + 1 < len(parts) else "00_index.ipynb"
+            assert target in last, f"{path}: should end with a link to {target}"

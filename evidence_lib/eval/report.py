@@ -1,0 +1,114 @@
+"""Tables of eval results (``python -m evidence_lib eval`` output): taught in notebooks 08 and 08x.
+
+The eval writes one JSON file per QA set (``bench/results/eval_<set>.json``): the run of its first chooser at the
+top level and the other choosers under ``by_chooser``. These helpers read whatever sets and flows a file holds
+(never a hard-coded set or number) and format them as plain-text tables, so a notebook shows them with one call:
+
+* :func:`flow_table`: one set, one chooser, every flow;
+* :func:`every_set_table`: every set, both choosers, each flow's answered / median bytes / median tokens / p90 bytes
+  and its ratio to Deep Agents (the efficient flow, ``deepagents``) on the same set and chooser;
+* :func:`bytes_by_tool_table`: where the bytes go, per set, chooser, flow and tool.
+
+Ratios print with two decimals (a value under its peer's reads below ``1.00x``, never rounded to ``1x``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["PEER", "bytes_by_tool_table", "engines", "every_set_table", "flow_table", "load_sets", "ratio",
+           "runs_by_chooser"]
+
+#: The flow every ratio is taken against: Deep Agents' own tools used as a capable model would.
+PEER = "deepagents"
+#: The columns of :func:`every_set_table` that get a ratio to :data:`PEER` (summary key, header).
+RATIO_KEYS = (("median_bytes", "median B"), ("median_tokens", "median tok"), ("p90_bytes", "p90 B"))
+
+Result = Mapping[str, Any]
+
+
+def load_sets(folder: str | Path, pattern: str = "eval_*.json") -> dict[str, Result]:
+    """Every eval result in ``folder`` (``eval_<set>.json``), keyed by ``<set>``, smallest corpus first."""
+    found = {p.stem.removeprefix("eval_"): json.loads(p.read_text(encoding="utf-8"))
+             for p in sorted(Path(folder).glob(pattern))}
+    return dict(sorted(found.items(), key=lambda kv: (kv[1].get("documents", 0), kv[0])))
+
+
+def runs_by_chooser(result: Result) -> dict[str, Result]:
+    """``{chooser: run}`` for one result: its top-level run under its own ``chooser``, then ``by_chooser``'s."""
+    return {result["chooser"]: result, **dict(result.get("by_chooser", {}))}
+
+
+def ratio(value: float, peer: float | None) -> str:
+    """``value / peer`` as ``0.42x`` (two decimals), or ``-`` when there is no peer value to divide by."""
+    return f"{value / peer:.2f}x" if peer else "-"
+
+
+def _num(x: float) -> str:
+    """A byte or token count: thousands separated, a half kept (``689.5``), a whole number without ``.0``."""
+    return f"{x:,.1f}".removesuffix(".0")
+
+
+def _render(header: Sequence[str], rows: Iterable[Sequence[str]], left: int) -> str:
+    """Columns aligned to their widest cell: the first ``left`` left-aligned (labels), the rest right-aligned."""
+    rows = [list(header), *map(list, rows)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    cells = ([c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))] for r in rows)
+    return "\n".join("  ".join(r).rstrip() for r in cells)
+
+
+def flow_table(run: Result, only: Sequence[str] | None = None) -> str:
+    """One set under one chooser: per flow answered, median and p90 bytes and tokens, median calls (notebook 08)."""
+    header = ("flow", "answered", "median B", "p90 B", "median tok", "p90 tok", "calls")
+    rows = [(flow, f"{s['answered']}/{s['questions']}", _num(s["median_bytes"]), _num(s["p90_bytes"]),
+             _num(s["median_tokens"]), _num(s["p90_tokens"]), _num(s["median_calls"]))
+            for flow, s in run["flows"].items() if only is None or flow in only]
+    return _render(header, rows, left=1)
+
+
+def _set_rows(name: str, result: Result, flows: Sequence[str] | None) -> list[list[str]]:
+    """The rows of :func:`every_set_table` for one set: per chooser, per flow."""
+    rows = []
+    for chooser, run in runs_by_chooser(result).items():
+        peer = run["flows"].get(PEER, {})
+        for flow, s in run["flows"].items():
+            if flows is not None and flow not in flows:
+                continue
+            rows.append([name, chooser, flow, f"{s['answered']}/{s['questions']}",
+                         *(_num(s[key]) for key, _ in RATIO_KEYS),
+                         *(ratio(s[key], peer.get(key)) for key, _ in RATIO_KEYS)])
+    return rows
+
+
+def engines(results: Mapping[str, Result]) -> str:
+    """One line per set: its documents and questions, and which Deep Agents and grep engine ran (when recorded)."""
+    lines = []
+    for name, r in results.items():
+        engine = r.get("deepagents_grep_engine", "not recorded")
+        lines.append(f"{name}: {r['documents']:,} documents, {r['questions']} questions, "
+                     f"deepagents {r.get('deepagents_version', 'not run')}, grep engine {engine}")
+    return "\n".join(lines)
+
+
+def every_set_table(results: Mapping[str, Result], flows: Sequence[str] | None = None) -> str:
+    """Every set (as :func:`load_sets` returns them), both choosers, each flow: answered, median bytes, median
+    tokens, p90 bytes, and each of the three as a ratio to :data:`PEER` on the same set and chooser (notebook 08x).
+    ``flows`` keeps only those flows (default: every flow a file holds). Under the table, one line per set."""
+    header = ("set", "chooser", "flow", "answered", *(h for _, h in RATIO_KEYS),
+              *(f"{h} / DA" for _, h in RATIO_KEYS))
+    rows = [row for name, result in results.items() for row in _set_rows(name, result, flows)]
+    return _render(header, rows, left=3) + "\n\n" + engines(results)
+
+
+def bytes_by_tool_table(results: Mapping[str, Result], flows: Sequence[str] = ("compact", PEER)) -> str:
+    """Where the bytes go: per set, chooser, flow and tool, the median UTF-8 bytes and cl100k tokens of that tool's
+    calls in a question (up to the answer) and in how many questions it ran (the eval's ``bytes_by_tool``)."""
+    header = ("set", "chooser", "flow", "tool", "median B", "median tok", "questions")
+    rows = [(name, chooser, flow, tool, _num(t["median_bytes"]), _num(t["median_tokens"]), str(t["questions"]))
+            for name, result in results.items() for chooser, run in runs_by_chooser(result).items()
+            for flow in flows if flow in run["flows"]
+            for tool, t in run["flows"][flow].get("bytes_by_tool", {}).items()]
+    return _render(header, rows, left=4)

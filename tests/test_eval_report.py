@@ -1,0 +1,109 @@
+"""evidence_lib.eval.report: the tables notebooks 08 and 08x print from the eval's JSON files (issue 26 item 1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evidence_lib.eval.report import (bytes_by_tool_table, every_set_table, flow_table, load_sets, ratio,
+                                      runs_by_chooser)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _flow(answered, median_bytes, median_tokens, p90_bytes, tools=None):
+    return {"answered": answered, "questions": 10, "median_bytes": median_bytes, "p90_bytes": p90_bytes,
+            "median_tokens": median_tokens, "p90_tokens": 2 * median_tokens, "median_calls": 3,
+            "bytes_by_tool": tools or {}}
+
+
+def _result(corpus, documents, compact, deepagents, overlap_compact=None, engine=None):
+    overlap = {"chooser": "overlap", "flows": {"compact": overlap_compact or compact, "deepagents": deepagents}}
+    out = {"corpus": corpus, "documents": documents, "questions": 10, "chooser": "oracle",
+           "flows": {"compact": compact, "deepagents": deepagents}, "by_chooser": {"overlap": overlap},
+           "deepagents_version": "9.9"}
+    if engine:
+        out["deepagents_grep_engine"] = engine
+    return out
+
+
+@pytest.fixture
+def results(tmp_path):
+    big = _result("big", 3000, _flow(9, 400, 100, 1_000, {"search_evidence": {"median_bytes": 300.5,
+                                                                              "median_tokens": 80, "questions": 10}}),
+                  _flow(8, 300, 75, 4_000, {"grep": {"median_bytes": 2_500, "median_tokens": 700, "questions": 10}}),
+                  engine="ripgrep")
+    small = _result("small", 7, _flow(10, 1_000, 300, 2_000), _flow(10, 2_000, 600, 5_000),
+                    overlap_compact=_flow(7, 1_500, 450, 3_000))
+    for name, data in (("big", big), ("small", small)):
+        (tmp_path / f"eval_{name}.json").write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / "store.json").write_text("{}", encoding="utf-8")  # not an eval result: never read
+    return load_sets(tmp_path)
+
+
+def _row(table, *cells):
+    return next(line.split() for line in table.splitlines() if line.split()[:len(cells)] == list(cells))
+
+
+def test_load_sets_reads_every_eval_file_smallest_corpus_first(results):
+    assert list(results) == ["small", "big"]
+
+
+def test_runs_by_chooser_gives_the_top_level_chooser_then_by_chooser(results):
+    runs = runs_by_chooser(results["small"])
+    assert list(runs) == ["oracle", "overlap"] and runs["overlap"]["flows"]["compact"]["answered"] == 7
+
+
+def test_ratio_prints_two_decimals_so_1_33_is_not_1x():
+    assert (ratio(4, 3), ratio(1, 3), ratio(3, 3)) == ("1.33x", "0.33x", "1.00x")
+
+
+def test_ratio_without_a_peer_value_is_a_dash():
+    assert ratio(5, None) == ratio(5, 0) == "-"
+
+
+def test_every_set_table_has_one_row_per_set_chooser_and_flow_with_ratios_to_deep_agents(results):
+    table = every_set_table(results)
+    assert _row(table, "small", "overlap", "compact") == ["small", "overlap", "compact", "7/10", "1,500", "450",
+                                                          "3,000", "0.75x", "0.75x", "0.60x"]
+    assert _row(table, "big", "oracle", "compact")[3:] == ["9/10", "400", "100", "1,000", "1.33x", "1.33x", "0.25x"]
+    assert _row(table, "big", "oracle", "deepagents")[-3:] == ["1.00x"] * 3
+    assert sum(line.split()[:1] in (["small"], ["big"]) and len(line.split()) == 10 for line in table.splitlines()) == 8
+
+
+def test_every_set_table_names_each_sets_size_and_grep_engine(results):
+    table = every_set_table(results)
+    assert "big: 3,000 documents, 10 questions, deepagents 9.9, grep engine ripgrep" in table
+    assert "small: 7 documents, 10 questions, deepagents 9.9, grep engine not recorded" in table
+
+
+def test_every_set_table_keeps_only_the_flows_asked_for(results):
+    table = every_set_table(results, flows=("compact",))
+    assert " deepagents " not in table.split("\n\n")[0] and _row(table, "small", "oracle", "compact")
+
+
+def test_every_set_table_without_deep_agents_shows_a_dash_for_the_ratio(results):
+    del results["small"]["flows"]["deepagents"]
+    assert _row(every_set_table(results), "small", "oracle", "compact")[-3:] == ["-", "-", "-"]
+
+
+def test_bytes_by_tool_table_shows_each_tools_median_and_question_count(results):
+    table = bytes_by_tool_table(results)
+    assert _row(table, "big", "oracle", "compact", "search_evidence") == [
+        "big", "oracle", "compact", "search_evidence", "300.5", "80", "10"]
+    assert _row(table, "big", "overlap", "deepagents", "grep")[-3:] == ["2,500", "700", "10"]
+
+
+def test_flow_table_lists_the_flows_asked_for_in_the_files_order(results):
+    lines = flow_table(results["small"], only=("deepagents", "compact")).splitlines()
+    assert [line.split()[0] for line in lines] == ["flow", "compact", "deepagents"]
+    assert lines[1].split() == ["compact", "10/10", "1,000", "2,000", "300", "600", "3"]
+
+
+def test_every_committed_eval_set_appears_in_the_table():
+    committed = sorted(p.stem.removeprefix("eval_") for p in (ROOT / "bench" / "results").glob("eval_*.json"))
+    table = every_set_table(load_sets(ROOT / "bench" / "results"))
+    assert committed and all(_row(table, name, "oracle", "compact") for name in committed)
+    assert all(_row(table, name, "overlap", "compact") for name in committed)

@@ -5,6 +5,7 @@ eval_kernel_zh.json.
 
     python bench/eval_compare.py                      # every set
     python bench/eval_compare.py kernel_en kernel_zh  # some sets
+    python bench/eval_compare.py kernel_en_near       # a set given by its file: bench/data/kernel_en_near_qa.json
 
 The kernel corpora are unpacked from bench/data/ into build/kernel/ the first time. Deep Agents' grep uses ripgrep
 when ``rg`` is on PATH (``make bench-eval`` installs Debian's ``ripgrep`` when it can), else its Python fallback;
@@ -81,11 +82,22 @@ def unpack_kernel() -> None:
                        check=True)
 
 
+def held_out(name: str) -> tuple[str, Path, Path] | None:
+    """A set named by its file alone: ``bench/data/<name>_qa.json`` over the corpus of the longest set name it starts
+    with (``kernel_en_near`` reads ``kernel_en``'s corpus), written to ``bench/results/eval_<name>.json``."""
+    qa = BENCH_DATA / f"{name}_qa.json"
+    base = max((k for k in RUNS if name.startswith(k + "_")), key=len, default=None)
+    return (RUNS[base][0], qa, OUT / f"eval_{name}.json") if base and qa.is_file() else None
+
+
 if __name__ == "__main__":
     names = sys.argv[1:] or list(RUNS)
+    for name in names:
+        if name not in RUNS and (found := held_out(name)) is not None:
+            RUNS[name] = found
     unknown = sorted(set(names) - set(RUNS))
     if unknown:
-        sys.exit(f"unknown set(s) {unknown}; the sets are {list(RUNS)}")
+        sys.exit(f"unknown set(s) {unknown}; the sets are {list(RUNS)} and bench/data/<set>_<name>_qa.json")
     OUT.mkdir(parents=True, exist_ok=True)
     if any(n.startswith("kernel_") for n in names):
         unpack_kernel()

@@ -85,11 +85,13 @@ class ReadArgs(StrictArgs):
                        ge=1, le=MAX_PAGE_CHARS)
 
 
-def locate_args(opts: LocateOptions, extended: bool = False) -> type[BaseModel]:
+def locate_args(opts: LocateOptions, extended: bool = False, ranked: bool = False) -> type[BaseModel]:
     """The locate schema for ``opts``: the term's bounds (and the cursor) come from the options in force.
 
     ``extended`` (a retriever source or the compact profile) adds ``doc_id`` (every match in one
     document) and ``cursor``; the article's fixed index keeps the article's ``locate_evidence(term)``.
+    ``ranked`` (a profile that ranks excerpts by words, the compact one) adds ``query``: the words to rank by,
+    as a search with them would, without the manifest (notebook 08).
     """
     fields: dict[str, Any] = {
         "term": (str, Field(description=f"A literal keyword to find (1-{opts.max_term_chars} characters).",
@@ -100,6 +102,11 @@ def locate_args(opts: LocateOptions, extended: bool = False) -> type[BaseModel]:
                                                               "every occurrence in it, with a cursor.", max_length=128))
     if extended or opts.paged:
         fields["cursor"] = (int, Field(0, description="Where the previous batch stopped (its next cursor).", ge=0))
+    if extended and ranked:
+        fields["query"] = (str | None, Field(None, description="Rank by these words, as search_evidence(query) "
+                                                               "would, without listing the candidates (default: your "
+                                                               "last search).", min_length=1,
+                                             max_length=MAX_QUERY_CHARS))
     name = ("Extended" if extended else "") + ("PagedLocateArgs" if opts.paged else "LocateArgs")
     return create_model(name, __base__=StrictArgs, **fields)
 
@@ -163,6 +170,7 @@ class Located:
     more: bool  # counting stopped at MAX_LOCATE_MATCHES
     others: list[tuple[str, int]]  # (doc_id, matches) of matching documents shown without an excerpt
     reads: list[tuple]  # (doc_id, revision, start, end, sha256) of every excerpt shown
+    partial: bool = False  # it covered only the last search's snapshot: the source cannot enumerate its documents
 
 
 @dataclass
@@ -175,7 +183,8 @@ class _Session:
     locate_options: LocateOptions
     manifest_limit: int
     profile: Profile = ARTICLE
-    index: Any = None  # the snapshot the three tools work on now
+    index: Any = None  # what read and locate work on now: the source, a snapshot, or a Reach (snapshot + the rest)
+    last: Any = None  # over a retriever: the last query's snapshot (what search lists)
     query: str | None = None
     rev_shown: set = field(default_factory=set)  # compact: (doc_id, revision) the model was shown this snapshot
     handles: dict = field(default_factory=dict)  # compact: the snapshot's handle length, per snapshot object
@@ -183,8 +192,27 @@ class _Session:
 
     def __post_init__(self) -> None:
         self.per_query = not isinstance(self.source, IndexProtocol)  # a retriever: one snapshot per query
-        if self.index is None:
-            self.index = EvidenceIndex(None, [], {}) if self.per_query else self.source
+        if self.index is None and self.per_query:
+            self.last = EvidenceIndex(None, [], {})  # before any search: nothing ranked yet
+            self.index = self.reach(self.last)
+        elif self.index is None:
+            self.index = self.source
+
+    def reach(self, snapshot: Any) -> Any:
+        """What read and locate cover after a search that made ``snapshot``: the snapshot first, then every other
+        document the principal may discover when the source can enumerate them (a
+        :class:`~evidence_lib.retrieval.snapshot.Reach`), else the snapshot alone. Notebook 08."""
+        whole = self.source.whole(self.principal)
+        if whole is None:
+            return snapshot
+        from .retrieval.snapshot import Reach  # only with a retriever: the core never loads it
+
+        return Reach(snapshot, whole)
+
+    @property
+    def covers_all(self) -> bool:
+        """Whether a whole-scope locate covers every document the principal may read (not only the last snapshot)."""
+        return not self.per_query or self.index is not self.last
 
     def guarded(self, tool: str, fn, *args):
         hook = BODY_HOOK.get()
@@ -220,30 +248,35 @@ class _Session:
 
     # -- search ---------------------------------------------------------------------------
     def search(self, query: str, cursor: int = 0) -> str:
-        if not isinstance(query, str) or not 1 <= len(query) <= MAX_QUERY_CHARS:
-            raise EvidenceError("invalid_query")
+        check_query(query)
         check_int(cursor, 0)
         if self.ledger:
             self.ledger.admit("search_evidence")
-        if self.per_query and query != self.query:
-            # This query's snapshot: the retriever's documents, filtered by permission before ranking.
-            self.index = self.source.snapshot(query, self.principal)
-            self.rev_shown = set()
-        self.query = query  # compact locate ranks its excerpts by the words of the last search
+        self.use_query(query)
         # (A fixed index is the article's teaching version: the query is not used for ranking.)
-        visible = self.index.visible(self.principal, "discover")  # filtering first, before anything is built
+        listed = self.last if self.per_query else self.index
+        visible = listed.visible(self.principal, "discover")  # filtering first, before anything is built
         rows = self.manifest_rows(visible, cursor)
         end = cursor + len(rows)
         nxt = end if end < len(visible) else None
         content = self.profile.manifest(self, rows, cursor, len(visible), nxt, self.unfilled())
         return self._charge("search_evidence", content)
 
+    def use_query(self, query: str) -> None:
+        """Rank by ``query`` from now on: over a retriever, that query's snapshot (the retriever's documents, filtered
+        by permission before ranking); compact locate ranks its excerpts by the words of the last query."""
+        if self.per_query and query != self.query:
+            self.last = self.source.snapshot(query, self.principal)
+            self.index = self.reach(self.last)
+            self.rev_shown = set()
+        self.query = query
+
     def unfilled(self) -> tuple[int, int] | None:
         """``(empty, k)`` when a retriever asked for ``k`` results left ``empty`` slots without documents the
         principal may see, after over-fetching (issue 16): never a count of hidden documents. ``None`` otherwise,
         and always for a retriever that filters before ranking (then an empty slot only means fewer matches)."""
-        empty, k = getattr(self.index, "unfilled", None), getattr(self.index, "requested", None)
-        if not self.per_query or not empty or getattr(self.index, "prefiltered", False):
+        empty, k = getattr(self.last, "unfilled", None), getattr(self.last, "requested", None)
+        if not self.per_query or not empty or getattr(self.last, "prefiltered", False):
             return None
         return empty, k
 
@@ -261,8 +294,17 @@ class _Session:
         return rows
 
     def readable(self) -> list[IndexEntry]:
-        """What locate searches: the whole snapshot the principal may read, in rank order (not only the rows shown)."""
+        """What locate searches: every document the principal may read, in rank order (not only the rows shown):
+        over a retriever, the last query's snapshot first, then, when the source can enumerate its documents, every
+        other one in corpus order (:meth:`reach`)."""
         return [e for e in self.index.visible(self.principal, "discover") if allowed(e.access, self.principal, "read")]
+
+    def doc_order(self, entries: Sequence[IndexEntry], counts: dict[str, int]) -> dict[str, tuple]:
+        """How a locate ranks the documents with matches: those the last search ranked, in its rank (a fixed index:
+        build order), then the others by their match count, most first, then in corpus order."""
+        ranked = {e.doc_id for e in self.last} if self.per_query else None
+        return {e.doc_id: (0, i) if ranked is None or e.doc_id in ranked else (1, -counts.get(e.doc_id, 0), i)
+                for i, e in enumerate(entries)}
 
     def _manifest_row(self, entry: IndexEntry) -> dict[str, object]:
         row = entry.manifest_entry()
@@ -274,12 +316,16 @@ class _Session:
         return row
 
     # -- locate ---------------------------------------------------------------------------
-    def locate(self, term: str, doc_id: str | None = None, cursor: int = 0) -> str:
-        """One locate call: checked, admitted, served as one call of the index (:func:`serving`), charged once."""
+    def locate(self, term: str, doc_id: str | None = None, cursor: int = 0, query: str | None = None) -> str:
+        """One locate call: checked, admitted, served as one call of the index (:func:`serving`), charged once.
+        ``query``: rank by those words from now on, as a search would (:meth:`use_query`), without a manifest."""
         check_int(cursor, 0)
         opts = self.locate_options
         if not isinstance(term, str) or not 1 <= len(term) <= opts.max_term_chars:
             raise EvidenceError("invalid_term")
+        if query is not None:
+            check_query(query)
+            self.use_query(query)  # before the doc_id is looked up: the snapshot is part of what locate covers
         entry = self.index.entry(doc_id, self.principal, "read") if doc_id is not None else None
         if self.ledger:
             self.ledger.admit("locate_evidence")
@@ -308,9 +354,11 @@ class _Session:
 
         Every match (up to ``MAX_LOCATE_MATCHES``) gets a sentence window bounded in characters; windows of one
         document that overlap or touch merge into one excerpt (up to ``MAX_EXCERPT_CHARS``). Excerpts are ranked
-        by how many words of the last search query they hold, then breadth first (each document's first excerpt
-        before any second one), then in rank order. A page shows at most ``COMPACT_EXCERPTS`` of them
-        (``max_doc_matches`` inside one document), only those within ``RELEVANCE_CUT`` query words of the best,
+        first those of documents the last search ranked (all of a fixed index's), then by how many words of the last
+        search query they hold, then breadth first (each document's first excerpt before any second one), then by
+        document (:meth:`doc_order`: the search's rank, then match counts). A page shows at most
+        ``COMPACT_EXCERPTS`` of them (``max_doc_matches`` inside one document), only those within ``RELEVANCE_CUT``
+        query words of the best,
         grouped by document; an ``also:`` line names the other documents with matches, and the cursor pages on.
         """
         opts = self.locate_options
@@ -334,19 +382,21 @@ class _Session:
             else:
                 units.append([d, s, e, 1, end])
         words = query_words(self.query or "")
+        doc_rank = self.doc_order(entries, counts)
         texts = [self.index.text(d, self.principal, s, e) for d, s, e, *_ in units]
         nth: dict[str, int] = {}
         order = []
         for i, (d, s, *_) in enumerate(units):
             nth[d] = nth.get(d, 0) + 1
             lowered = texts[i].lower()
-            order.append((-sum(1 for w in words if w in lowered), nth[d], rank[d], s, i))
+            # the documents the search ranked before the others, then by query words, breadth first, by document
+            order.append((doc_rank[d][0], -sum(1 for w in words if w in lowered), nth[d], doc_rank[d], s, i))
         order.sort()
         size = opts.max_doc_matches if only is not None else min(opts.max_positions, COMPACT_EXCERPTS)
         chosen = order[cursor: cursor + size]
-        if RELEVANCE_CUT and chosen and -chosen[0][0] > 0:  # keep the excerpts nearly as good as the best
-            best = -chosen[0][0]
-            chosen = [k for k in chosen if -k[0] >= best - RELEVANCE_CUT] or chosen[:1]
+        if RELEVANCE_CUT and chosen and -chosen[0][1] > 0:  # keep the excerpts nearly as good as the best
+            best = -chosen[0][1]
+            chosen = [k for k in chosen if -k[1] >= best - RELEVANCE_CUT] or chosen[:1]
         nxt = cursor + len(chosen) if cursor + len(chosen) < len(order) else None
         blocks: dict[str, list] = {}
         runs_on: dict[str, dict] = {}  # per document, (start, end) of an excerpt whose match goes on -> its end
@@ -362,9 +412,10 @@ class _Session:
             shown.append(Block(d, self.revision_once(e), self.handle_of(e), counts[d], spans, runs_on.get(d, {})))
             reads.extend((d, shown_revision(e.revision), s, t, e.sha256) for s, t, _ in spans)
         total = sum(counts.values())
-        others = [(d, n) for d, n in sorted(counts.items(), key=lambda x: rank[x[0]]) if d not in blocks]
+        others = [(d, n) for d, n in sorted(counts.items(), key=lambda x: doc_rank[x[0]]) if d not in blocks]
         return Located(shown, only.doc_id if only is not None else None, total, len(counts), nxt,
-                       total >= MAX_LOCATE_MATCHES, others, reads)  # reads: charged by locate, after its last check
+                       total >= MAX_LOCATE_MATCHES, others, reads,  # reads: charged by locate, after its last check
+                       partial=only is None and not self.covers_all)
 
     def _match_end(self, entry: IndexEntry, start: int, term: str) -> int:
         """Where the match at ``start`` ends: ``start + len(term)``, or later across a line wrap (or NFC runs).
@@ -435,6 +486,12 @@ class _Session:
 
 
 
+def check_query(query: Any) -> None:
+    """A query is a string of 1 to ``MAX_QUERY_CHARS`` characters, else ``invalid_query``."""
+    if not isinstance(query, str) or not 1 <= len(query) <= MAX_QUERY_CHARS:
+        raise EvidenceError("invalid_query")
+
+
 def serving(index: Any, *, neighbours: bool = False) -> AbstractContextManager[Any]:
     """One call of ``index``: a store snapshot fetches and verifies each chunk once and checks that it is published
     once (:meth:`~evidence_lib.store.StoreSnapshot.serving`); other indexes need nothing."""
@@ -477,8 +534,8 @@ def evidence_tools(
     def search_evidence(query: str, cursor: int = 0) -> str:
         return s.guarded("search_evidence", s.search, query, cursor)
 
-    def locate_evidence(term: str, doc_id: str | None = None, cursor: int = 0) -> str:
-        return s.guarded("locate_evidence", s.locate, term, doc_id, cursor)
+    def locate_evidence(term: str, doc_id: str | None = None, cursor: int = 0, query: str | None = None) -> str:
+        return s.guarded("locate_evidence", s.locate, term, doc_id, cursor, query)
 
     def read_evidence(doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS) -> str:
         return s.guarded("read_evidence", s.read, doc_id, offset, limit)
@@ -490,7 +547,7 @@ def evidence_tools(
                                    args_schema=CursorSearchArgs if extended else SearchArgs),
         EvidenceTool.from_function(locate_evidence, name="locate_evidence",
                                    description=shown.locate_description(opts, extended),
-                                   args_schema=locate_args(opts, extended)),
+                                   args_schema=locate_args(opts, extended, shown.locate_ranks_by_query)),
         EvidenceTool.from_function(read_evidence, name="read_evidence", description=shown.read_description(),
                                    args_schema=ReadArgs),
     ]

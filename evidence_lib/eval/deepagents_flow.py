@@ -24,7 +24,9 @@ question words in their grep lines (and file name) and tries them in turn. Two f
    the answer file's lines grep shows (:func:`grep_visible`: the ``  <line>: `` prefix stripped, lines of
    consecutive numbers joined by ``"\\n"``), the question is answered by the grep alone;
 2. else, per picked file in turn, ``read_file(file, offset=max(hit_line - 2, 0), limit=10)`` around its
-   first hit (``hit_line`` is grep's 1-based number, so the window starts one line above the hit);
+   first hit (``hit_line`` is grep's 1-based number, so the window starts one line above the hit). Reading first
+   around the hit holding the most question words instead (the compact reader's rule) was measured and answered
+   fewer questions on three of eight set and chooser rows, so the first hit stays: its strongest use;
 3. then, per picked file in the same order, pages of ``limit=100`` from the ``next offset`` the window's
    ``@@ ... @@`` header advertises, wrapping to line 0 once at the end of the file and stopping when the
    pages come back to where the window began, until the span is visible in the read lines of its file

@@ -16,10 +16,17 @@ Two choosers (:data:`CHOOSERS`, ``--chooser``):
 * ``overlap`` is handed nothing: it ranks the shown candidates by how many distinct question words
   (:func:`~evidence_lib.retrieval.bm25.tokenize`, the BM25 tokenizer) the flow has been *shown* for each
   (its doc_id, its locate excerpts or grep lines, its manifest title and preview), ties broken by the
-  order they were first shown (:func:`choose`). A wrong pick does not end the question: every candidate
-  in turn gets a first look of ``FIRST_LOOK_CALLS`` calls, then every candidate in turn reads on
-  (:func:`read_in_turn`), within ``MAX_CALLS``. The scripted reader cannot tell a wrong document from a
-  right one whose answer lies further on (a model could), so this costs what a cautious reader pays.
+  order they were first shown (:func:`choose`): a compact locate shows documents in the retriever's rank for
+  the question, then by match count, so the rank and the counts break the ties. A wrong pick does not end the
+  question. The protocol flows spend calls where the evidence is (:func:`read_where_evidence_is`): the best
+  pick reads around its best matches before another candidate gets a call, any other gets turns of at most
+  ``FIRST_LOOK_CALLS`` calls. The compact flow, shown several documents by its first locate, then searches the
+  question to see their titles (the oracle needs none). The Deep Agents and no-help flows
+  give every candidate in turn a first look of ``FIRST_LOOK_CALLS`` calls, then every candidate in turn reads
+  on (:func:`read_in_turn`). All within ``MAX_CALLS``.
+
+Where a protocol flow reads inside a document (:func:`_reading`): around its matches holding the most question
+words first (:func:`evidence_score`), and backward as well as forward.
 
 A question counts as answered only when a citation built from the tool output verifies against the
 corpus (``verify_citation``: the same bytes, read, text matching) and contains the span
@@ -31,6 +38,7 @@ span was visible.
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,21 +48,19 @@ from ..documents import Document, baseline_dump
 from ..index import EvidenceIndex
 from ..ledger import ReadRecord
 from ..measure import cl100k_tokens, utf8_bytes
-from ..profiles import ARTICLE, Excerpt, Profile, excerpts, profile_of
+from ..profiles import ARTICLE, Excerpt, Profile, excerpts, profile_of, query_words
 from ..profiles.article import json_rows
 from ..retrieval.bm25 import BM25Retriever, tokenize
 from ..retrieval.snapshot import RetrieverSource
-from ..toolkit import run_tool_call, tool_call
+from ..toolkit import MAX_QUERY_CHARS, run_tool_call, tool_call
 from ..tools import MAX_PAGE_CHARS, evidence_tools
 from .answered import answer_citation
 
 MAX_CALLS = 10
 DUMP_K = 5
-#: How far before a located match the reader starts a page (it does not know where the answer begins).
-LEAD = 200
-#: Compact: the short page read around an excerpt that does not hold the whole answer (characters before the
-#: excerpt, and after it), before any doc-restricted locate: like Deep Agents' 10 lines around a grep hit.
-NEAR_BEFORE, NEAR_AFTER = 120, 120
+#: How far before a located match the reader starts a page (it does not know where the answer begins): a quarter
+#: of a page, so the page around a match shows the sentences before it and most of what follows.
+LEAD = MAX_PAGE_CHARS // 4
 
 #: How a flow picks the document to read among the candidates it was shown (see the module docstring).
 CHOOSERS = ("oracle", "overlap")
@@ -65,24 +71,36 @@ CHOOSER_HELP = {
     "oracle": "chooser oracle: handed the answer's doc_id among the shown candidates (an upper bound on choosing, "
               "not something a model is given)",
     "overlap": "chooser overlap: not handed the answer; ranks the shown candidates by the distinct question words "
-               "(BM25 tokens) in what it was shown of each, ties by first shown; each candidate in turn gets a first "
-               "look of 2 calls, then each in turn reads on, all within the same 10 calls, so a wrong pick costs "
-               "calls but does not end the question",
+               "(BM25 tokens) in what it was shown of each, ties by the order shown (a compact locate shows "
+               "documents in the retriever's rank, then by match count; grep in its file order); a wrong pick costs "
+               "calls but does not end the question: the next candidate reads within the same 10 calls",
 }
+#: How a protocol flow reads its picks (both profiles, both choosers): the words its ``help`` says it with.
+_PROTOCOL_READING = (
+    "per picked document: the page around its best located excerpt, its doc-restricted locate when it holds more "
+    "matches than shown, pages around its matches holding the most question words first, then pages before and "
+    "after alternately; the best pick reads on while it reads where its evidence is, any other pick gets turns "
+    "of at most 2 calls")
 
 _HELP = {
     "dump_top5": "none beyond the question: the BM25 top-5 full texts for the question, in one reply",
-    "article": "locate_term; picks a document among the located ones; start/end only to check "
-               "visibility; at most 10 calls (article profile)",
-    "compact": "locate_term; picks a document among the located ones; start/end only to check "
-               "visibility; at most 10 calls (compact profile)",
+    "article": "locate_term; search(question) then locate(term) over every readable document; picks a document "
+               "among the located ones; " + _PROTOCOL_READING + "; start/end only to check visibility; at most 10 "
+               "calls (article profile)",
+    "compact": "locate_term; locate(term, query=question) over every readable document, no manifest (the "
+               "overlap chooser, shown several documents, then searches the question for their titles); picks a "
+               "document among the located ones; " + _PROTOCOL_READING + "; start/end only to check visibility; "
+               "at most 10 calls (compact profile)",
     "no_help": "the question only: search, then page through a document from the manifest",
     "deepagents": "locate_term: grep(term, output_mode=content) over every file, the span may already be visible "
                   "in the matching lines; else read_file 10 lines around the picked file's first hit, then pages of "
-                  "100 lines onward (wrapping to line 0 once); start/end only to check visibility; at most 10 calls "
-                  "(Deep Agents FilesystemBackend tools, efficient use, no revision or hash)",
+                  "100 lines onward (wrapping to line 0 once); "
+                  "each candidate in turn gets 2 calls, then each in turn reads on; start/end only to check "
+                  "visibility; at most 10 calls (Deep Agents FilesystemBackend tools, efficient use, no revision or "
+                  "hash)",
     "deepagents_default": "locate_term: grep(term, output_mode=content), then read_file from the picked file's first "
-                          "hit with the default limit (100 lines) and onward; grep output never counts as seen; "
+                          "hit with the default limit (100 lines) and onward, each candidate in turn 2 calls then "
+                          "each reads on; grep output never counts as seen; "
                           "start/end only to check visibility; at most 10 calls (Deep Agents FilesystemBackend tools "
                           "as a default agent uses them, no revision or hash)",
 }
@@ -226,12 +244,48 @@ def read_in_turn(readings: Sequence[Iterator[None]], calls_left: Callable[[], bo
     return False
 
 
+#: How a reading's step reads: ``True`` while it reads where this document's evidence is (its located excerpt, its
+#: doc-restricted locate, the pages around its best-scoring matches), ``False`` for paging on from there.
+Step = bool
+
+
+def read_where_evidence_is(readings: Sequence[Iterator[Step]], calls_left: Callable[[], bool],
+                           answered: Callable[[], bool], first_look: int = FIRST_LOOK_CALLS) -> bool:
+    """Drive one reading per picked candidate, best first, spending calls where the evidence is.
+
+    Each reading makes exactly one tool call per step and yields whether that step read where its document's
+    evidence is (:data:`Step`). A turn goes on while its steps do and ends after a step that only paged on; then the
+    next candidate's turn. The best pick's turn has no other bound, so it reads every place its evidence points to
+    before another candidate gets a call; any other candidate's turn is at most ``first_look`` calls, so a weak pick
+    costs little. With one candidate (the oracle) this is that document's reading from start to end. Returns whether
+    the answer became visible (``answered()`` after every call, ``calls_left()`` before).
+    """
+    queue = deque(enumerate(readings))
+    done = object()
+    while queue and calls_left():
+        rank, reading = queue[0]
+        steps = 0
+        while calls_left():
+            step = next(reading, done)
+            if step is done:
+                break
+            if answered():
+                return True
+            steps += 1
+            if not step or (rank and steps >= first_look):
+                break
+        queue.popleft()
+        if step is not done:
+            queue.append((rank, reading))  # its next turn after every other candidate's
+    return False
+
+
 def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[str, Any], profile: str | Profile,
                   max_calls: int = MAX_CALLS, chooser: str = DEFAULT_CHOOSER) -> Run:
-    """search(question) -> locate(term) -> per picked document: locate(term, doc_id), a page around each match
-    not on a page read already, then pages onward (:func:`read_in_turn` shares the calls among the picks).
+    """locate(term) over every readable document (ranked by the question's words where the profile takes a query,
+    else after search(question)) -> per picked document (:func:`_reading`), calls spent where the evidence is
+    (:func:`read_where_evidence_is`).
 
-    With the oracle there is one picked document (the answer's, when located) and this is the first version's flow.
     ``profile`` (a name or a :class:`~evidence_lib.profiles.Profile`) formats the replies and reads them back.
     """
     profile = profile_of(profile)
@@ -245,52 +299,112 @@ def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[
             return True
         return False
 
-    manifest = call("search_evidence", {"query": item["question"][:256]})
-    first = call("locate_evidence", {"term": item["locate_term"]})
+    query = item["question"][:MAX_QUERY_CHARS]
+    if profile.locate_ranks_by_query:  # the question ranks the locate itself: no manifest to pay for
+        first, shown = call("locate_evidence", {"term": item["locate_term"], "query": query}), []
+    else:
+        manifest = call("search_evidence", {"query": query})
+        first, shown = call("locate_evidence", {"term": item["locate_term"]}), _manifest_shown(manifest, profile)
     if answered():
         return run
-    near = excerpts([manifest, first])  # the text the locate showed (none where it shows offsets only)
+    near = excerpts([first])  # the text the locate showed (none where it shows offsets only)
+    counts = profile.located_counts(first.content) if first.status == "success" else {}
     located = profile.located(first.content) if first.status == "success" else []
-    shown = _manifest_shown(manifest, profile) + [(x.doc_id, x.text) for x in near]
-    run.picked = choose(chooser, item, located, shown)
-    readings = [_reading(call, item["locate_term"], doc_id, profile, [x for x in near if x.doc_id == doc_id])
-                for doc_id in run.picked]
-    read_in_turn(readings, lambda: len(run.calls) < max_calls, answered)
+    if chooser != "oracle" and len(located) > 1 and not shown:  # to choose among several, see their titles
+        shown = _manifest_shown(call("search_evidence", {"query": query}), profile)
+    run.picked = choose(chooser, item, located, shown + [(x.doc_id, x.text) for x in near])
+    words = reader_words(item["question"], item["locate_term"])
+    readings = [_reading(call, item["locate_term"], doc_id, profile, words, counts.get(doc_id, 0),
+                         [x for x in near if x.doc_id == doc_id]) for doc_id in run.picked]
+    read_where_evidence_is(readings, lambda: len(run.calls) < max_calls, answered)
     return run
 
 
-def _reading(call, term: str, doc_id: str, profile: Profile, shown: Sequence[Excerpt] = ()) -> Iterator[None]:
-    """One document's reading, one call a step: a short page around each excerpt already shown (compact: the
-    answer often starts a sentence or two before the match), then locate(term, doc_id) page by page, then a page
-    around each match not on a page read already, then pages onward from the last page read."""
-    pages: list[tuple[int, int]] = []  # [start, end) of the pages read so far
+def reader_words(question: str, term: str) -> frozenset[str]:
+    """The words a reader looks for near a match: the question's (as compact locate ranks them,
+    :func:`~evidence_lib.profiles.query_words`) other than the term's own, which every match holds."""
+    return query_words(question) - query_words(term)
+
+
+def evidence_score(text: str, words: frozenset[str]) -> int:
+    """How many of ``words`` ``text`` holds (case-insensitive): where a reader expects the answer."""
+    lowered = text.lower()
+    return sum(1 for w in words if w in lowered)
+
+
+def _reading(call, term: str, doc_id: str, profile: Profile, words: frozenset[str], matches: int,
+             shown: Sequence[Excerpt] = ()) -> Iterator[Step]:
+    """One document's reading, one call a step (yields :data:`Step`): the page around its best located excerpt;
+    its doc-restricted locate when it holds more matches than were shown (one batch: the best for the question
+    first); pages around its matches, those holding the most question words first; then pages before and after
+    the first page read, alternately, the page before first (a page around a match reaches further on than back)."""
+    pages: list[tuple[int, float]] = []  # [start, end) of the pages read so far (end END: to the document's end)
+
+    def around(offset: int) -> bool:
+        start = max(0, offset - LEAD)
+        msg = call("read_evidence", {"doc_id": doc_id, "offset": start, "limit": MAX_PAGE_CHARS})
+        if msg.status == "success":
+            pages.append(page_range(msg, profile, start))
+        return msg.status == "success"
+
     for x in shown[:1]:  # the best excerpt of this document only
-        start = max(0, x.start - NEAR_BEFORE)
-        limit = min(MAX_PAGE_CHARS, x.end - start + NEAR_AFTER)
-        msg = call("read_evidence", {"doc_id": doc_id, "offset": start, "limit": limit})
-        yield  # (not counted as a page: a match on it still gets its full page if the answer is not yet seen)
+        if not around(x.start):
+            return
+        yield True
+    spots: list[tuple[int, int]] = [(-evidence_score(x.text, words), x.start) for x in shown]
+    if matches > len(shown) or not shown:
+        msg = call("locate_evidence", {"term": term, "doc_id": doc_id})
+        yield True
         if msg.status == "error":
             return
-    offsets: list[int] = []
-    cursor: int | None = 0
-    while cursor is not None:
-        msg = call("locate_evidence", {"term": term, "doc_id": doc_id, "cursor": cursor})
-        yield
-        if msg.status == "error":
-            return
-        batch, cursor = profile.match_offsets(msg.content, doc_id)
-        offsets.extend(batch)
-    nxt = None
-    for offset in offsets:
+        found = [x for x in excerpts([msg]) if x.doc_id == doc_id]
+        spots = [(-evidence_score(x.text, words), x.start) for x in found] or \
+            [(0, o) for o in profile.match_offsets(msg.content, doc_id)[0]]
+    spots.sort()
+    best = spots[0][0] if spots else 0
+    for score, offset in spots:
         if any(s <= offset < e for s, e in pages):
             continue  # this match is on a page read already
-        start = max(0, offset - LEAD)
-        nxt = _read(call, doc_id, start, profile)
-        pages.append((start, start + MAX_PAGE_CHARS))
-        yield
-    while nxt is not None:
-        nxt = _read(call, doc_id, nxt, profile)
-        yield
+        if not around(offset):
+            return
+        yield score == best < 0  # a match holding the most question words is where the evidence is
+    yield from _onward(call, doc_id, profile, pages)
+
+
+#: The end a page that reached the document's end is recorded with (no page starts there).
+END = float("inf")
+
+
+def page_range(msg, profile: Profile, start: int) -> tuple[int, float]:
+    """``[start, end)`` of a page reply: up to the next offset it names, or :data:`END` when it reached the end."""
+    nxt = profile.next_offset(msg.content)
+    return start, nxt if nxt is not None else END
+
+
+def _onward(call, doc_id: str, profile: Profile, pages: list[tuple[int, float]]) -> Iterator[Step]:
+    """Pages before and after the first page read, alternately (the one before first), skipping pages read already,
+    until the document is read both ways; from its start when no page was read. Every step only pages on."""
+    back, ahead = pages[0] if pages else (0, 0)
+    while True:
+        while back > 0 and (s := next((s for s, e in pages if s < back <= e), None)) is not None:
+            back = s  # the text before is read already
+        while ahead < END and (e := next((e for s, e in pages if s <= ahead < e), None)) is not None:
+            ahead = e
+        if back <= 0 and ahead >= END:
+            return
+        if back > 0:
+            start = max(0, back - MAX_PAGE_CHARS)
+            msg = call("read_evidence", {"doc_id": doc_id, "offset": start, "limit": back - start})
+            if msg.status == "error":
+                return
+            pages.append(page_range(msg, profile, start))
+            yield False
+        if ahead < END:
+            msg = call("read_evidence", {"doc_id": doc_id, "offset": int(ahead), "limit": MAX_PAGE_CHARS})
+            if msg.status == "error":
+                return
+            pages.append(page_range(msg, profile, int(ahead)))
+            yield False
 
 
 def _read(call, doc_id: str, offset: int, profile: Profile) -> int | None:

@@ -172,6 +172,7 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
     lc = [LCDocument(page_content=d.text, metadata={"doc_id": d.doc_id, "title": d.title, "revision": d.revision})
           for d in docs]
     retriever = BM25Retriever(documents=lc, k=RETRIEVER_K)
+    source = RetrieverSource(retriever)  # one source for every question: its whole-corpus index is built once
     corpus = EvidenceIndex.in_memory(docs)
     by_id = {d.doc_id: d for d in docs}
     per: dict[str, list[dict[str, Any]]] = {}
@@ -192,9 +193,9 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
             if flow == "dump_top5":
                 run = dump_flow(retriever, by_id, item)
             elif flow == "no_help":
-                run = no_help_flow(RetrieverSource(retriever), corpus, item, chooser=chooser)
+                run = no_help_flow(source, corpus, item, chooser=chooser)
             else:  # a protocol flow: the tools in the profile of that name
-                run = protocol_flow(RetrieverSource(retriever), corpus, item, profile_of(flow), chooser=chooser)
+                run = protocol_flow(source, corpus, item, profile_of(flow), chooser=chooser)
             runs.append(run.as_dict())
             if flow == "dump_top5":
                 del runs[-1]["picked"]  # nothing is picked: the five texts are dumped

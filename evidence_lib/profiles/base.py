@@ -80,6 +80,11 @@ class Profile(ABC):
         """The locate options used when ``evidence_tools`` is given none."""
 
     @property
+    def locate_ranks_by_query(self) -> bool:
+        """Whether locate ranks what it shows by words, and so takes a ``query`` to rank by (else the last search's)."""
+        return False
+
+    @property
     def serves_neighbours(self) -> bool:
         """Whether one locate call reads around its matches (a store snapshot then fetches neighbouring chunks)."""
         return False
@@ -108,6 +113,10 @@ class Profile(ABC):
     @abstractmethod
     def located(self, content: str) -> list[str]:
         """The documents a whole-snapshot locate reply says hold matches, in the order shown."""
+
+    def located_counts(self, content: str) -> dict[str, int]:
+        """How many matches a whole-snapshot locate reply says each document holds (``{}`` where it does not say)."""
+        return {}
 
     @abstractmethod
     def match_offsets(self, content: str, doc_id: str) -> tuple[list[int], int | None]:

@@ -24,17 +24,19 @@ import inspect
 import secrets
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 
-from ..access import NOBODY, Access, Principal, allowed, parse_access
+from ..access import NOBODY, Access, Action, Principal, allowed, parse_access
 from ..documents import Document
 from ..ids import escape_doc_id
-from ..index import PREVIEW_CHARS, EvidenceIndex, IndexEntry, sha256_hex
+from ..index import PREVIEW_CHARS, EvidenceIndex, IndexEntry, Snapshot, sha256_hex, text_range
+from ..locate import LocateOptions, find
 from ..toolkit import clean_text
 from .bm25 import BM25Retriever
 from .corpora import MAX_TITLE_CHARS
@@ -49,6 +51,9 @@ _SEARCH_METHODS = {"similarity": "similarity_search", "mmr": "max_marginal_relev
                    "similarity_score_threshold": "similarity_search_with_relevance_scores"}
 #: Snapshots a :class:`RetrieverSource` keeps for the operator, newest last.
 DEFAULT_HISTORY_LIMIT = 16
+#: Whole-corpus indexes (:meth:`RetrieverSource.whole`) kept, for the most recent principals: a miss only rebuilds
+#: one, so the bound trades memory for time and never changes what is shown.
+WHOLE_CACHE = 4
 
 
 class AccessMetadataWarning(UserWarning):
@@ -177,6 +182,65 @@ class RetrieverSnapshot(EvidenceIndex):
         self.prefiltered = prefiltered
 
 
+class Reach:
+    """What the tools read and locate in over a retriever: the last query's snapshot first, in rank order, then
+    every other document of the source's :meth:`~RetrieverSource.whole` index, in corpus order (built by the tools,
+    ``_Session.reach``; the notebooks see only what locate and read return).
+
+    Speaks :class:`~evidence_lib.index.IndexProtocol`. A doc_id the snapshot holds is served from the snapshot, any
+    other from the whole index; unknown and forbidden raise the same error in both. ``ranked`` is how many entries
+    of :meth:`visible` the retriever ranked for the last query (the rest follow in corpus order).
+    """
+
+    def __init__(self, last: EvidenceIndex, whole: EvidenceIndex) -> None:
+        self.last, self.whole = last, whole  # the last query's snapshot, and every document
+        self._mine = {e.doc_id for e in last}
+        self._served: dict[str, Snapshot] | None = None  # within one call (:meth:`serving`): texts verified once
+
+    @contextmanager
+    def serving(self, *, neighbours: bool = False) -> Iterator[Reach]:
+        """One tool call: each document's bytes are checked against its sha256 once, however many matches and
+        excerpt windows the call reads of it (like a store snapshot's ``serving``); checked again on the next call."""
+        self._served = {}
+        try:
+            yield self
+        finally:
+            self._served = None
+
+    @property
+    def ranked(self) -> int:
+        return len(self._mine)
+
+    def _of(self, doc_id: str) -> EvidenceIndex:
+        return self.last if doc_id in self._mine else self.whole
+
+    def visible(self, principal: Principal | None = None, action: Action = "discover") -> list[IndexEntry]:
+        rest = [e for e in self.whole.visible(principal, action) if e.doc_id not in self._mine]
+        return self.last.visible(principal, action) + rest
+
+    def entry(self, doc_id: str, principal: Principal | None = None, action: Action = "read") -> IndexEntry:
+        return self._of(doc_id).entry(doc_id, principal, action)
+
+    def snapshot(self, doc_id: str, principal: Principal | None = None) -> Snapshot:
+        served = self._served
+        if served is None:
+            return self._of(doc_id).snapshot(doc_id, principal)
+        key = doc_id if isinstance(doc_id, str) else ""
+        if key not in served:
+            served[key] = self._of(doc_id).snapshot(doc_id, principal)
+        return served[key]
+
+    def text(self, doc_id: str, principal: Principal | None = None, start: int = 0, end: int | None = None) -> str:
+        entry = self.entry(doc_id, principal, "read")
+        start, end = text_range(entry, start, end)
+        return self.snapshot(entry.doc_id, principal).text[start:end]
+
+    def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
+             first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
+        texts = ((d, self.snapshot(d, principal).text) for d in doc_ids)  # in the order asked
+        return find(texts, term, options or LocateOptions(), first_only)
+
+
 @dataclass
 class RetrieverSource:
     """A retriever as the evidence tools' source: one snapshot per query, filtered by permission first.
@@ -196,7 +260,11 @@ class RetrieverSource:
     history: deque[tuple[str, RetrieverSnapshot]] = field(default_factory=deque, repr=False)
     history_limit: int = DEFAULT_HISTORY_LIMIT
     fingerprint_key: bytes | None = field(default=None, repr=False)
+    #: The documents a generic retriever was built from, so that locate reaches every document the principal may
+    #: read, not only the last query's snapshot (a ``BM25Retriever`` knows its own; see :meth:`whole`).
+    corpus: Sequence[LCDocument] | None = field(default=None, repr=False)
     _warned: bool = field(default=False, init=False, repr=False, compare=False)
+    _wholes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         limit = self.history_limit
@@ -252,9 +320,36 @@ class RetrieverSource:
 
     def snapshot(self, query: str, principal: Principal | None) -> RetrieverSnapshot:
         """This query's snapshot: entries in rank order, bytes kept in memory, hashes from what is stored."""
+        docs, requested = self._fetch(query, principal)
+        entries, blobs = self._entries(docs, principal)
+        index = RetrieverSnapshot(entries, blobs, query=query, requested=requested,
+                                  prefiltered=isinstance(self.retriever, BM25Retriever))
+        self.history.append((query, index))
+        return index
+
+    def enumerable(self) -> bool:
+        """Whether the source knows every document it may return: a ``BM25Retriever``, or a ``corpus`` given."""
+        return self.corpus is not None or isinstance(self.retriever, BM25Retriever)
+
+    def whole(self, principal: Principal | None) -> EvidenceIndex | None:
+        """Every document the source knows that ``principal`` may discover, in corpus order, or ``None`` when it
+        cannot enumerate them (:meth:`enumerable`). What ``locate_evidence`` covers (notebook 08): a document the
+        retriever ranks low for the question is still found by its literal words. Built once per principal."""
+        if not self.enumerable():
+            return None
+        if principal not in self._wholes:
+            docs = self.corpus if self.corpus is not None else self.retriever.documents
+            shown = [d for d in docs if allowed(self.access_of(d), principal, "discover")]
+            while len(self._wholes) >= WHOLE_CACHE:
+                del self._wholes[next(iter(self._wholes))]  # the oldest principal's
+            self._wholes[principal] = EvidenceIndex(None, *self._entries(shown, principal))
+        return self._wholes[principal]
+
+    def _entries(self, docs: Iterable[LCDocument], principal: Principal | None) -> tuple[list[IndexEntry],
+                                                                                         dict[str, bytes]]:
+        """Index entries and bytes of ``docs`` (already filtered for ``principal``), in their order."""
         entries: list[IndexEntry] = []
         blobs: dict[str, bytes] = {}
-        docs, requested = self._fetch(query, principal)
         for lc in docs:
             grants = self.access_of(lc)
             readable = allowed(grants, principal, "read")
@@ -276,10 +371,7 @@ class RetrieverSource:
             preview = doc.text[:PREVIEW_CHARS] if readable else ""  # no text of what the principal may not read
             entries.append(IndexEntry(doc_id, doc.title, doc.revision, len(doc.text), sha, preview, doc.access,
                                       bytes=len(raw)))
-        index = RetrieverSnapshot(entries, blobs, query=query, requested=requested,
-                                  prefiltered=isinstance(self.retriever, BM25Retriever))
-        self.history.append((query, index))
-        return index
+        return entries, blobs
 
     def __repr__(self) -> str:
         return f"RetrieverSource({type(self.retriever).__name__}, {len(self.history)} snapshots)"

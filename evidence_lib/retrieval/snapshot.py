@@ -195,17 +195,15 @@ class Reach:
     def __init__(self, last: EvidenceIndex, whole: EvidenceIndex) -> None:
         self.last, self.whole = last, whole  # the last query's snapshot, and every document
         self._mine = {e.doc_id for e in last}
-        self._served: dict[str, Snapshot] | None = None  # within one call (:meth:`serving`): texts verified once
 
     @contextmanager
     def serving(self, *, neighbours: bool = False) -> Iterator[Reach]:
         """One tool call: each document's bytes are checked against its sha256 once, however many matches and
-        excerpt windows the call reads of it (like a store snapshot's ``serving``); checked again on the next call."""
-        self._served = {}
-        try:
+        excerpt windows the call reads of it (like a store snapshot's ``serving``); checked again on the next call.
+        Each index keeps that call's texts in a context variable (:meth:`EvidenceIndex.serving`), never on this
+        object: calls in other threads or tasks verify for themselves."""
+        with self.last.serving(neighbours=neighbours), self.whole.serving(neighbours=neighbours):
             yield self
-        finally:
-            self._served = None
 
     @property
     def ranked(self) -> int:
@@ -222,13 +220,7 @@ class Reach:
         return self._of(doc_id).entry(doc_id, principal, action)
 
     def snapshot(self, doc_id: str, principal: Principal | None = None) -> Snapshot:
-        served = self._served
-        if served is None:
-            return self._of(doc_id).snapshot(doc_id, principal)
-        key = doc_id if isinstance(doc_id, str) else ""
-        if key not in served:
-            served[key] = self._of(doc_id).snapshot(doc_id, principal)
-        return served[key]
+        return self._of(doc_id).snapshot(doc_id, principal)
 
     def text(self, doc_id: str, principal: Principal | None = None, start: int = 0, end: int | None = None) -> str:
         entry = self.entry(doc_id, principal, "read")

@@ -7,8 +7,6 @@ import json
 import os
 import sys
 
-from .integrations.mcp._cli import add_parser as add_mcp_parser
-from .integrations.mcp._cli import main as mcp_main
 from .profiles import PROFILES
 
 
@@ -21,6 +19,8 @@ def _prog() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .integrations.mcp import cli as mcp_cli  # the subcommand's options; the SDK loads only when it runs
+
     parser = argparse.ArgumentParser(prog=_prog(), description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     art = sub.add_parser("article", help="run the article's experiment in a temporary directory and print the table")
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     aud = sub.add_parser("audit", help="audit an exported conversation (LangChain or OpenAI messages, JSON)")
     aud.add_argument("history", help="HISTORY.json; exit 0: no findings, 1: findings, 2: unreadable file")
     aud.add_argument("--json", action="store_true", help="print the report as JSON")
-    add_mcp_parser(sub)
+    mcp_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "article":
         from .course.experiment import run_article
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return audit_main(args.history, as_json=args.json)
     elif args.command == "mcp":
-        return mcp_main(args)
+        return mcp_cli.main(args)
     return 0
 
 

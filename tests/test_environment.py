@@ -149,7 +149,7 @@ def _imported_packages() -> dict[str, list[str]]:
 
 
 #: Benchmark-only extras whose module is not named like their distribution, for a machine without them.
-NOT_INSTALLED_DISTRIBUTIONS = {"strands": "strands-agents"}
+NOT_INSTALLED_DISTRIBUTIONS = {"strands": "strands-agents", "haystack": "haystack-ai", "pydantic_ai": "pydantic-ai-slim"}
 
 
 def test_every_package_that_scripts_tests_and_bench_import_is_declared(pyproject):

@@ -30,6 +30,10 @@ from evidence_lib.retrieval import AccessMetadataWarning, BM25Retriever, Retriev
 from evidence_lib.store import MemoryStore
 from evidence_lib.tools import run_tool_call, tool_call
 
+# The "malformed" grant below is refused on purpose (hidden from everyone); a retriever source warns about it
+# once per source (AccessMetadataWarning, tested in tests/test_retrieval_trust.py): expected here, not news.
+pytestmark = pytest.mark.filterwarnings("ignore::evidence_lib.retrieval.snapshot.AccessMetadataWarning")
+
 ALICE = Principal("acme", "alice", frozenset({"eng"}))
 KEY = b"issue-7-fingerprint-key-0123456789"
 T0 = datetime(2026, 10, 27, 9, 0, tzinfo=timezone.utc)

@@ -16,7 +16,15 @@ from pathlib import Path
 
 from .answered import answer_citation, shown_ranges
 
-__all__ = ["answer_citation", "data_path", "shown_ranges"]
+__all__ = ["MAX_CALLS", "answer_citation", "data_path", "shown_ranges"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "MAX_CALLS":  # every reading flow's call limit (:mod:`.flows`, loaded on first use)
+        from .flows import MAX_CALLS
+
+        return MAX_CALLS
+    raise AttributeError(name)
 
 
 def data_path(name: str) -> Path:

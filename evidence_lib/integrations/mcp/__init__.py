@@ -15,6 +15,10 @@ __all__ = ["EvidenceMCP", "ServerConfig", "Source", "TokenPrincipals", "build_se
 
 
 def __getattr__(name: str) -> Any:
+    if name == "cli":  # the command line's parser and entry point (no SDK import)
+        from . import _cli
+
+        return _cli
     if name in ("ServerConfig", "check_loopback", "load_config"):
         from . import _config
 

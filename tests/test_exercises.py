@@ -33,7 +33,7 @@ EXERCISES_DIR = ROOT / "notebooks" / "exercises"
 SOLUTIONS_DIR = EXERCISES_DIR / "solutions"
 KEYS = list(all_exercises())
 FUNCTION_EXERCISES = {"1.1", "1.2", "1.3", "1.4", "2.1", "2.2", "2.4", "3.1", "4.1", "4.3", "5.1", "5.2", "5.3",
-                      "5.4", "6.2", "6.3", "6.4", "7.1", "7.2", "8.1", "8.2"}
+                      "5.4", "6.2", "6.3", "6.4", "7.1", "7.2", "8.1", "8.2", "9.1"}
 _CHECK = re.compile(r"^q\d+\.check\(")
 _HELP = re.compile(r"^(# .*\n)*# q\d+\.(hint|solution)\(\)$|^q\d+\.(hint|solution)\(\d*\)$")
 
@@ -615,7 +615,7 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
      "the pinned policy keeps reading r8"),
     ("5.4", "latest reads a moved source", lambda ns: _outcome_fn(latest_reads=True), "under the latest policy"),
     ("5.4", "an invented outcome", lambda ns: (lambda p, m, c, x: "expired"), "the outcomes are"),
-    ("6.1", "the statement's own name", lambda ns: _terms(b="continue"), "it occurs in 9 documents"),
+    ("6.1", "the statement's own name", lambda ns: _terms(b="continue"), "the task asks for a term that occurs in at most 3"),
     ("6.1", "wrong case", lambda ns: _terms(a="Terminates the nearest"), "case-sensitive"),
     ("6.1", "the question's words", lambda ns: _terms(a="leave a loop early"), "no literal match"),
     ("6.1", "too long", lambda ns: _terms(c="x" * 65), "invalid_term"),
@@ -669,6 +669,7 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("8.2", "pages of 500", lambda ns: _section_fn(limit=500), "where 3 pages of up to 800 characters hold it"),
     ("8.2", "the default limit", lambda ns: _section_fn(limit="default"), "without limit, read_evidence reads 300"),
     ("8.2", "full pages, trimmed", lambda ns: _section_fn(trim=True), "characters outside the section"),
+    ("9.1", "the answer unchanged", lambda ns: (lambda server, task, answer: answer), "still refuses line 1"),
     ("8.2", "each page read twice", lambda ns: _section_fn(twice=True), "an already_read reply"),
     ("8.2", "the reply as JSON", lambda ns: _section_fn(as_json=True), "not JSON"),
     ("8.2", "the section's range", lambda ns: (lambda tools, handle, path: [0, 7]), "should return the section's text"),
@@ -884,7 +885,7 @@ def test_hint_and_solution_render_for_every_exercise():
 def test_at_least_twenty_six_exercises_in_eight_parts():
     keys = list(all_exercises())
     assert len(keys) >= 26
-    assert {k.split(".")[0] for k in keys} == {"1", "2", "3", "4", "5", "6", "7", "8"}
+    assert {k.split(".")[0] for k in keys} == {"1", "2", "3", "4", "5", "6", "7", "8", "9"}
     counts = {p: sum(k.split(".")[0] == p for k in keys) for p in "12345678"}
     assert all(counts[p] >= 3 for p in "123456") and counts["7"] >= 2 and counts["8"] >= 2, counts
     assert all(isinstance(e, Exercise) for e in all_exercises().values())

@@ -26,8 +26,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp_kit import ALICE_TOKEN, BOB_TOKEN, LIMITS, ROOT, http_server, write_corpus, write_tokens  # noqa: E402
 
 from evidence_lib.access import Access, Principal  # noqa: E402
-from evidence_lib.eval.run import load_corpus  # noqa: E402
-from evidence_lib.index import EvidenceIndex  # noqa: E402
+from evidence_lib.eval.run import bm25_source, load_corpus  # noqa: E402
 from evidence_lib.ledger import Budget, Ledger  # noqa: E402
 from evidence_lib.toolkit import run_tool_call  # noqa: E402
 from evidence_lib.tools import evidence_tools  # noqa: E402
@@ -64,9 +63,10 @@ async def task_of(session: ClientSession) -> str:
 
 
 def langchain_replies(corpus: Path, principal: Principal) -> list[tuple[str, bool]]:
-    """The same question through the LangChain tools (compact profile, one ledger)."""
+    """The same question through the LangChain tools over the same source (a BM25 retriever over the folder, as
+    ``--corpus`` serves it; compact profile, one ledger)."""
     _, docs = load_corpus(str(corpus))
-    tools = evidence_tools(EvidenceIndex.in_memory(docs), principal, ledger=Ledger(Budget()), profile="compact")
+    tools = evidence_tools(bm25_source(docs), principal, ledger=Ledger(Budget()), profile="compact")
     msgs = [run_tool_call(tools, {"name": n, "args": a, "id": f"c{i}", "type": "tool_call"})
             for i, (n, a) in enumerate(QUESTION)]
     return [(m.content, m.status == "error") for m in msgs]
@@ -123,7 +123,7 @@ async def test_http_client_gets_the_langchain_tools_bytes(corpus: Path, tokens: 
             got = [await ask(session, n, task=task, **a) for n, a in QUESTION]
     _, docs = load_corpus(str(corpus))
     grants = {"payroll": Access("acme", frozenset({"group:finance"}))}
-    tools = evidence_tools(EvidenceIndex.in_memory([replace(d, access=grants.get(d.doc_id)) for d in docs]), alice,
+    tools = evidence_tools(bm25_source([replace(d, access=grants.get(d.doc_id)) for d in docs]), alice,
                            ledger=Ledger(Budget()), profile="compact")
     want = [run_tool_call(tools, {"name": n, "args": a, "id": f"c{i}", "type": "tool_call"})
             for i, (n, a) in enumerate(QUESTION)]

@@ -158,6 +158,15 @@ def summarize(runs: Sequence[Mapping[str, Any]], flow: str, chooser: str = DEFAU
             "chooser": chooser, "bytes_by_tool": bytes_by_tool(runs)}
 
 
+def bm25_source(docs: Sequence[Document]) -> RetrieverSource:
+    """A BM25 retriever (k = ``RETRIEVER_K``) over ``docs`` behind the three tools: the eval's source, and the MCP
+    server's for a folder (``python -m evidence_lib mcp --corpus``). Each document keeps its grants (``access``)."""
+    lc = [LCDocument(page_content=d.text, metadata={"doc_id": d.doc_id, "title": d.title, "revision": d.revision,
+                                                    **({"access": d.access} if d.access is not None else {})})
+          for d in docs]
+    return RetrieverSource(BM25Retriever(documents=lc, k=RETRIEVER_K))
+
+
 def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, Any]],
              flows: Sequence[str] = FLOWS, progress=None, chooser: str = DEFAULT_CHOOSER) -> dict[str, Any]:
     """Run every flow on every item; the result ``OUT.json`` holds per flow a summary and per question the calls.
@@ -169,10 +178,8 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
     """
     if chooser not in CHOOSERS:
         raise ValueError(f"unknown chooser {chooser!r}; choose from {', '.join(CHOOSERS)}")
-    lc = [LCDocument(page_content=d.text, metadata={"doc_id": d.doc_id, "title": d.title, "revision": d.revision})
-          for d in docs]
-    retriever = BM25Retriever(documents=lc, k=RETRIEVER_K)
-    source = RetrieverSource(retriever)  # one source for every question: its whole-corpus index is built once
+    source = bm25_source(docs)  # one source for every question: its whole-corpus index is built once
+    retriever = source.retriever
     corpus = EvidenceIndex.in_memory(docs)
     by_id = {d.doc_id: d for d in docs}
     per: dict[str, list[dict[str, Any]]] = {}

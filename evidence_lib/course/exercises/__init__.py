@@ -25,7 +25,7 @@ from .core import ____, Exercise, Hint, Result, Solution, is_placeholder
 __all__ = ["PARTS", "WORKSHOP_PARTS", "Exercise", "Hint", "Result", "Solution", "____", "all_exercises", "exercise", "is_placeholder"]
 
 #: Module name of each part, in workshop order.
-WORKSHOP_PARTS = ("part1", "part2", "part3", "part4", "part5", "part6", "part7", "part8")
+WORKSHOP_PARTS = ("part1", "part2", "part3", "part4", "part5", "part6", "part7", "part8", "part9")
 
 
 def all_exercises() -> dict[str, Exercise]:

@@ -64,11 +64,12 @@ def _source(args: argparse.Namespace, grants: Mapping[str, Access | None]) -> An
     from ._server import Source, fixed_source
 
     if args.corpus is not None:
-        from ...eval.run import load_corpus
-        from ...index import EvidenceIndex
+        from ...eval.run import bm25_source, load_corpus
 
         _, docs = load_corpus(args.corpus)
-        return fixed_source(EvidenceIndex.in_memory(_with_grants(docs, grants)))
+        # The eval's source: a BM25 retriever over the folder, so search ranks by the question and locate (which
+        # covers every readable document) ranks the documents the search ranked first.
+        return fixed_source(bm25_source(_with_grants(docs, grants)))
     from ...offload import owner_session
     from ...store import open_store, system_clock
 

@@ -64,7 +64,7 @@ class Source:
     """Where a principal's task reads: ``index_for(principal)`` (a fixed index or a store snapshot) and
     ``ledger_for(principal, handle, budget)`` (in memory, or a store ledger shared by every worker)."""
 
-    index_for: Callable[[Principal], IndexProtocol]
+    index_for: Callable[[Principal], Any]  # an IndexProtocol or a RetrieverSource (a folder behind BM25)
     ledger_for: Callable[[Principal, str, Budget], Ledger] = lambda _p, _h, budget: Ledger(budget)
 
 
@@ -223,7 +223,9 @@ class EvidenceMCP(FastMCP):
             if task.verified >= MAX_VERIFY_CALLS:
                 raise EvidenceError("budget_exhausted", reason="calls")
             task.verified += 1
-            checks = verify_sources(task.index, answer, task.ledger.reads, task.principal)
+            # What this task's read and locate work on now (over a retriever: the last search's snapshot and the
+            # rest of the corpus), so a citation is checked against the very bytes the task was served.
+            checks = verify_sources(task.tools[0].session.index, answer, task.ledger.reads, task.principal)
         rows = [_check_row(n, c) for n, c in enumerate(checks, 1)]
         reply = {"verified": bool(checks) and all(c.ok for c in checks), "checks": rows[:MAX_CHECKS_SHOWN]}
         if len(rows) > MAX_CHECKS_SHOWN:

@@ -1,0 +1,112 @@
+"""A synchronous handle on one MCP client session, for notebook 13 and bench/bench_mcp_servers.py (issue 27).
+
+The official SDK's client is asynchronous, and a session opened with ``async with`` must be closed in the same task:
+a notebook that opens it in one cell and uses it in the next cannot. :class:`McpSession` keeps the session in an
+event loop of its own thread, so every cell (and every plain function, like the eval's reading flows) calls
+``session.call(name, args)`` and gets ``(text, is_error)``. Transports: a server started as a subprocess on stdio
+(:meth:`McpSession.stdio`), or streamable HTTP with a bearer token (:meth:`McpSession.http`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from typing import Any
+
+__all__ = ["McpSession"]
+
+#: Seconds any one request may take before the caller gives up.
+TIMEOUT = 120
+
+
+class McpSession:
+    """One initialized MCP ``ClientSession`` driven from synchronous code. Close it with :meth:`close` (or ``with``)."""
+
+    def __init__(self, opener: Callable[[AsyncExitStack], Any]) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self._stack = AsyncExitStack()
+        try:
+            self._session = self._run(self._open(opener))
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def stdio(cls, command: str, args: Sequence[str], cwd: str | None = None,
+              env: Mapping[str, str] | None = None) -> McpSession:
+        """Start ``command args`` as a subprocess and speak MCP over its stdin/stdout (its stderr is discarded)."""
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(command=command, args=list(args), cwd=cwd,
+                                       env=dict(env) if env is not None else None)
+
+        async def opener(stack: AsyncExitStack) -> Any:
+            errlog = stack.enter_context(open(os.devnull, "w", encoding="utf-8"))
+            return await stack.enter_async_context(stdio_client(params, errlog=errlog))
+
+        return cls(opener)
+
+    @classmethod
+    def http(cls, url: str, token: str) -> McpSession:
+        """Connect to a streamable HTTP server at ``url`` with ``Authorization: Bearer token``."""
+        import httpx
+        from mcp.client.streamable_http import streamable_http_client
+
+        async def opener(stack: AsyncExitStack) -> Any:
+            http = await stack.enter_async_context(
+                httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30))
+            read, write, _ = await stack.enter_async_context(streamable_http_client(url, http_client=http))
+            return read, write
+
+        return cls(opener)
+
+    def _run(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=TIMEOUT)
+
+    async def _open(self, opener: Callable[[AsyncExitStack], Any]) -> Any:
+        from mcp import ClientSession
+
+        read, write = await opener(self._stack)
+        session = await self._stack.enter_async_context(ClientSession(read, write))
+        await session.initialize()
+        return session
+
+    def tools(self) -> list[Any]:
+        """``tools/list``: the tools (name, description, inputSchema) the server offers this caller."""
+        return list(self._run(self._session.list_tools()).tools)
+
+    def call(self, name: str, args: Mapping[str, Any] | None = None) -> tuple[str, bool]:
+        """One ``tools/call``: the text content blocks joined, and whether the server marked it an error."""
+        result = self._run(self._session.call_tool(name, dict(args or {})))
+        text = "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+        return text, bool(result.isError)
+
+    def call_json(self, name: str, args: Mapping[str, Any] | None = None) -> Any:
+        """:meth:`call` for a tool whose reply is JSON (``start_task``, ``verify_citations``, a refusal)."""
+        return json.loads(self.call(name, args)[0])
+
+    def close(self) -> None:
+        """Close the session (and stop a stdio server); safe to call twice."""
+        if self._loop.is_closed():
+            return
+        if self._loop.is_running():
+            try:
+                self._run(self._stack.aclose())
+            except Exception:  # noqa: BLE001 - a server that already exited closes with an error; nothing to keep
+                pass
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+        self._loop.close()
+
+    def __enter__(self) -> McpSession:
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        self.close()

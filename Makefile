@@ -17,7 +17,7 @@ RUN_NBVAL = ws=$$(mktemp -d) && trap 'rm -rf "$$ws"' EXIT && trap 'exit 130' INT
             EVIDENCE_WORKSPACE="$$ws" $(BIN)/python -m pytest $(NBVAL) notebooks
 
 .PHONY: bench-eval bench-offload setup venv fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help \
-        postgres-up postgres-down test-store bench-store site test-site site-font mcp-clients mcp-conformance
+        postgres-up postgres-down test-store bench-store site test-site site-font mcp-clients mcp-conformance bench-mcp
 
 help:
 	@echo "make lab            open JupyterLab on notebooks/ (sets everything up first)"
@@ -33,6 +33,7 @@ help:
 	@echo "make bench-offload  large tool results: no offload vs Deep Agents vs Strands vs the evidence middleware (notebook 12)"
 	@echo "make bench-store    the store's scale benchmark (bench/results/store.json and .png; QUICK=1 for a smoke run)"
 	@echo "make mcp-clients    install the Node MCP clients (Inspector CLI, conformance suite) into build/mcp-node/ for their tests"
+	@echo "make bench-mcp      our MCP server beside the filesystem and fetch reference servers (notebook 13)"
 	@echo "make mcp-conformance run the MCP conformance suite against the HTTP server (bench/results/mcp_conformance.json)"
 	@echo "make site           build the static website into build/site/ from the executed notebooks (BASE_URL=/<repo>)"
 	@echo "make test-site      build the website, then check it in headless Chromium without system CJK fonts: pages,"
@@ -193,3 +194,11 @@ mcp-clients:
 
 mcp-conformance: setup mcp-clients
 	$(BIN)/python scripts/mcp_conformance.py
+
+# Our MCP server beside the filesystem and fetch reference servers (bench/results/mcp_servers.json, notebook 13):
+# the peers are installed into build/ from the npm registry and PyPI, pinned.
+bench-mcp: setup
+	npm install --prefix build/mcp-node/peers --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-filesystem@2026.8.31
+	@test -x build/mcp-fetch-venv/bin/python || $(PYTHON) -m venv build/mcp-fetch-venv
+	build/mcp-fetch-venv/bin/python -m pip install --quiet --disable-pip-version-check mcp-server-fetch==2026.10.24
+	$(BIN)/python bench/bench_mcp_servers.py

@@ -6,10 +6,14 @@ eval_kernel_zh.json.
     python bench/eval_compare.py                      # every set
     python bench/eval_compare.py kernel_en kernel_zh  # some sets
     python bench/eval_compare.py kernel_en_near       # a set given by its file: bench/data/kernel_en_near_qa.json
+    python bench/eval_compare.py --python-grep pydoc  # add Deep Agents with its Python grep to an existing file
 
 The kernel corpora are unpacked from bench/data/ into build/kernel/ the first time. Deep Agents' grep uses ripgrep
 when ``rg`` is on PATH (``make bench-eval`` installs Debian's ``ripgrep`` when it can), else its Python fallback;
-each file records which engine ran (``deepagents_grep_engine``).
+each file records which engine ran (``deepagents_grep_engine``). With ripgrep, each set is run a second time with
+Deep Agents' Python grep (``rg`` hidden from that process's PATH: Deep Agents picks its engine once per process), kept
+under ``deepagents_python_grep``: ``{chooser: {"flows", "targets"}}`` for the compact and Deep Agents flows, so both
+engines are reported side by side.
 
 Run with an interpreter that has the optional extra installed (``make bench-eval`` makes ``.venv-bench`` with
 ``pip install -e '.[deepagents]'``). Without deepagents the two Deep Agents flows are reported as skipped.
@@ -22,6 +26,7 @@ the ``--chooser overlap`` run of the same flows on the same corpus and QA set.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -66,8 +71,38 @@ def run(corpus: str, qa: Path, out: Path) -> int:
             if body["corpus_sha256"] != result["corpus_sha256"]:
                 raise SystemExit(f"{out.name}: the {chooser} run read another corpus")
             result["by_chooser"][chooser] = {k: body[k] for k in KEPT}
+    if result["deepagents_grep_engine"] == "ripgrep":
+        result["deepagents_python_grep"] = python_grep_runs(corpus, qa)
     out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return 0
+
+
+#: The flows run again with Deep Agents' Python grep: the two Deep Agents flows and compact, which the targets
+#: compare them with (deterministic: the same numbers as in the main run).
+PYTHON_GREP_FLOWS = "compact,deepagents,deepagents_default"
+
+
+def python_grep_runs(corpus: str, qa: Path) -> dict:
+    """Deep Agents' flows with its Python grep, both choosers: ``{chooser: {"flows", "targets"}}``. Each run is a
+    process whose PATH holds only this interpreter's folder (no ``rg``)."""
+    runs = {}
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent)}
+    with tempfile.TemporaryDirectory(prefix="eval-python-grep-") as tmp:
+        for chooser in ("oracle", *OTHER_CHOOSERS):
+            out = Path(tmp) / f"{chooser}.json"
+            subprocess.run([sys.executable, "-m", "evidence_lib", "eval", "--corpus", corpus, "--qa", str(qa),
+                            "--out", str(out), "--chooser", chooser, "--flows", PYTHON_GREP_FLOWS],
+                           env=env, check=True, stdout=subprocess.DEVNULL)
+            body = json.loads(out.read_text(encoding="utf-8"))
+            runs[chooser] = {"flows": body["flows"], "targets": body["targets"]}
+    return runs
+
+
+def add_python_grep(corpus: str, qa: Path, out: Path) -> None:
+    """Add ``deepagents_python_grep`` to an existing result file without re-running the rest."""
+    result = json.loads(out.read_text(encoding="utf-8"))
+    result["deepagents_python_grep"] = python_grep_runs(corpus, qa)
+    out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
 def grep_engine() -> str:
@@ -91,7 +126,9 @@ def held_out(name: str) -> tuple[str, Path, Path] | None:
 
 
 if __name__ == "__main__":
-    names = sys.argv[1:] or list(RUNS)
+    args = sys.argv[1:]
+    only_python_grep = "--python-grep" in args
+    names = [a for a in args if a != "--python-grep"] or list(RUNS)
     for name in names:
         if name not in RUNS and (found := held_out(name)) is not None:
             RUNS[name] = found
@@ -102,6 +139,9 @@ if __name__ == "__main__":
     if any(n.startswith("kernel_") for n in names):
         unpack_kernel()
     for name in names:
+        if only_python_grep:
+            add_python_grep(*RUNS[name])
+            continue
         code = run(*RUNS[name])
         if code:
             sys.exit(code)

@@ -107,3 +107,19 @@ def test_every_committed_eval_set_appears_in_the_table():
     table = every_set_table(load_sets(ROOT / "bench" / "results"))
     assert committed and all(_row(table, name, "oracle", "compact") for name in committed)
     assert all(_row(table, name, "overlap", "compact") for name in committed)
+
+
+def test_every_set_table_reports_both_grep_engines_when_a_file_holds_both():
+    """Issue 25 item 3: Deep Agents with ripgrep and with its Python grep, side by side, ratios to the ripgrep run."""
+    from evidence_lib.eval.report import every_set_table
+
+    summary = {"answered": 5, "questions": 6, "median_bytes": 100.0, "median_tokens": 40.0, "p90_bytes": 200.0}
+    slower = {**summary, "answered": 4, "median_bytes": 150.0}
+    result = {"chooser": "oracle", "documents": 3, "questions": 6, "deepagents_grep_engine": "ripgrep",
+              "flows": {"compact": summary, "deepagents": summary},
+              "deepagents_python_grep": {"oracle": {"flows": {"compact": summary, "deepagents": slower}}}}
+    table = every_set_table({"s": result})
+    row = next(line for line in table.splitlines() if "deepagents (python grep)" in line)
+    assert "4/6" in row and "1.50x" in row
+    assert sum("compact" in line for line in table.splitlines()) == 1  # compact is not repeated
+    assert "grep engine ripgrep (and python grep, rows marked)" in table

@@ -69,13 +69,25 @@ def flow_table(run: Result, only: Sequence[str] | None = None) -> str:
     return _render(header, rows, left=1)
 
 
+#: What a Deep Agents flow run with its Python grep (``deepagents_python_grep`` in a result) is called in a table.
+PYTHON_GREP = " (python grep)"
+
+
+def _python_grep_flows(result: Result, chooser: str) -> dict[str, Result]:
+    """The Deep Agents flows of the run with Deep Agents' Python grep (``bench/eval_compare.py`` adds it when the
+    main run used ripgrep), named ``deepagents (python grep)``; none when the file has no such run."""
+    run = result.get("deepagents_python_grep", {}).get(chooser, {})
+    return {flow + PYTHON_GREP: s for flow, s in run.get("flows", {}).items() if flow.startswith(PEER)}
+
+
 def _set_rows(name: str, result: Result, flows: Sequence[str] | None) -> list[list[str]]:
-    """The rows of :func:`every_set_table` for one set: per chooser, per flow."""
+    """The rows of :func:`every_set_table` for one set: per chooser, per flow (Deep Agents with both grep engines
+    when the file holds both; every ratio is to the main run's ``deepagents``)."""
     rows = []
     for chooser, run in runs_by_chooser(result).items():
         peer = run["flows"].get(PEER, {})
-        for flow, s in run["flows"].items():
-            if flows is not None and flow not in flows:
+        for flow, s in {**run["flows"], **_python_grep_flows(result, chooser)}.items():
+            if flows is not None and flow.removesuffix(PYTHON_GREP) not in flows:
                 continue
             rows.append([name, chooser, flow, f"{s['answered']}/{s['questions']}",
                          *(_num(s[key]) for key, _ in RATIO_KEYS),
@@ -88,8 +100,9 @@ def engines(results: Mapping[str, Result]) -> str:
     lines = []
     for name, r in results.items():
         engine = r.get("deepagents_grep_engine", "not recorded")
+        both = " (and python grep, rows marked)" if r.get("deepagents_python_grep") else ""
         lines.append(f"{name}: {r['documents']:,} documents, {r['questions']} questions, "
-                     f"deepagents {r.get('deepagents_version', 'not run')}, grep engine {engine}")
+                     f"deepagents {r.get('deepagents_version', 'not run')}, grep engine {engine}{both}")
     return "\n".join(lines)
 
 

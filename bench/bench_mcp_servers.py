@@ -10,9 +10,9 @@ to read among those the server showed. At most :data:`~evidence_lib.eval.flows.M
 
 * ``evidence`` (``python -m evidence_lib mcp --corpus DIR``, compact profile): ``start_task``, then the eval's
   compact flow (:func:`evidence_lib.eval.flows.protocol_flow`'s steps, each call over MCP), then the answer in the
-  one answer format sent to ``verify_citations``. Unlike the eval's flow, the server's ``--corpus`` index has no
-  retriever behind it, so its locate does not rank documents by the question: the answer's document may not be on
-  the first locate page, and then the oracle chooser has nothing to pick. Answered: the server said ``verified`` for a citation of the span.
+  one answer format sent to ``verify_citations``. The server's ``--corpus`` has the eval's BM25 retriever behind it
+  (:func:`evidence_lib.eval.run.bm25_source`), so its locate ranks documents as the eval's does. Answered: the
+  server said ``verified`` for a citation of the span.
 * ``filesystem`` (npm ``@modelcontextprotocol/server-filesystem`` in build/mcp-node/peers/): its search
   (``search_files``, which matches file *names*, so it is tried with the term once), the folder's listing, then per
   picked file ``read_text_file(head=100)`` and, if the span is not in it, the whole file (head/tail are its only

@@ -8,7 +8,7 @@ import random
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -53,9 +53,20 @@ def watching(codes: frozenset, seen: list[str]) -> Iterator[None]:
     A profile hook, so it does not matter how the learner imported the function: the checkers use it to refuse an
     answer that delegates to the library's own answer to the exercise (2.1, 5.2).
     """
-    def watch(frame, event, arg):
-        if event == "call" and frame.f_code in codes:
+    def on_call(frame) -> None:
+        if frame.f_code in codes:
             seen.append(frame.f_code.co_name)
+
+    with profiled(on_call):
+        yield
+
+
+@contextmanager
+def profiled(on_call: Callable[[Any], None]) -> Iterator[None]:
+    """Call ``on_call(frame)`` for every Python function call inside the block (a profile hook, restored after)."""
+    def watch(frame, event, arg):
+        if event == "call":
+            on_call(frame)
 
     previous = sys.getprofile()
     sys.setprofile(watch)

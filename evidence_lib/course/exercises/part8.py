@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from typing import Any
 from ...errors import EvidenceError
 from ...measure import cl100k, utf8_bytes
 from ...paging import MAX_PAGE_CHARS
-from ._shared import cut, show
+from ._shared import cut, profiled, show
 from .core import Exercise, Result, call, correct, describe, incorrect
 
 __all__ = ["T0", "OffloadCase", "SectionCase", "PART8_T0", "decision_cases", "offloaded_handle", "q1", "q2", "section_cases"]
@@ -184,9 +183,7 @@ def _watching(encoded: list[int], delegated: list[str]) -> Iterator[None]:
     """Record the UTF-8 bytes of every text the tokenizer is asked to encode, and calls of the library's decision."""
     encoders, library = _watched_codes()
 
-    def watch(frame, event, arg):
-        if event != "call":
-            return
+    def on_call(frame) -> None:
         if frame.f_code in encoders:
             text = frame.f_locals.get("text")
             for t in (text if isinstance(text, list) else [text]):
@@ -195,12 +192,8 @@ def _watching(encoded: list[int], delegated: list[str]) -> Iterator[None]:
         elif frame.f_code in library:
             delegated.append(frame.f_code.co_name)
 
-    previous = sys.getprofile()
-    sys.setprofile(watch)
-    try:
+    with profiled(on_call):
         yield
-    finally:
-        sys.setprofile(previous)
 
 
 def _check_should_offload(should_offload: Any) -> Result:

@@ -7,6 +7,9 @@ eval_kernel_zh.json.
     python bench/eval_compare.py kernel_en kernel_zh  # some sets
     python bench/eval_compare.py kernel_en_near       # a set given by its file: bench/data/kernel_en_near_qa.json
     python bench/eval_compare.py --python-grep pydoc  # add Deep Agents with its Python grep to an existing file
+    python bench/eval_compare.py --table              # only rewrite bench/results/eval_all_sets.txt
+
+Every run ends by rewriting bench/results/eval_all_sets.txt: every set in one table (and the bytes per tool).
 
 The kernel corpora are unpacked from bench/data/ into build/kernel/ the first time. Deep Agents' grep uses ripgrep
 when ``rg`` is on PATH (``make bench-eval`` installs Debian's ``ripgrep`` when it can), else its Python fallback;
@@ -110,6 +113,21 @@ def grep_engine() -> str:
     return "ripgrep" if shutil.which("rg") else "python"
 
 
+#: Every set's results in one table (issue 25): the same table notebook 08x prints.
+TABLE = OUT / "eval_all_sets.txt"
+
+
+def write_table() -> None:
+    """Write :data:`TABLE` from every ``eval_*.json`` in bench/results/ (:func:`evidence_lib.eval.report.every_set_table`
+    and the bytes per tool)."""
+    from evidence_lib.eval.report import bytes_by_tool_table, every_set_table, load_sets
+
+    results = load_sets(OUT)
+    TABLE.write_text("Every QA set, both choosers (python bench/eval_compare.py writes this file)\n\n"
+                     + every_set_table(results) + "\n\nWhere the bytes go, per tool\n\n"
+                     + bytes_by_tool_table(results) + "\n", encoding="utf-8")
+
+
 def unpack_kernel() -> None:
     """Unpack the kernel corpora into build/kernel/ once (scripts/build_kernel_corpora.py --unpack)."""
     if not all((KERNEL / name).is_dir() for name in ("kernel_en", "kernel_zh")):
@@ -127,6 +145,9 @@ def held_out(name: str) -> tuple[str, Path, Path] | None:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if args == ["--table"]:
+        write_table()
+        sys.exit(0)
     only_python_grep = "--python-grep" in args
     names = [a for a in args if a != "--python-grep"] or list(RUNS)
     for name in names:
@@ -145,3 +166,4 @@ if __name__ == "__main__":
         code = run(*RUNS[name])
         if code:
             sys.exit(code)
+    write_table()

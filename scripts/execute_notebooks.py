@@ -23,6 +23,7 @@ from pathlib import Path
 
 import nbformat
 from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,7 +59,11 @@ def run(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
     """
     with tempfile.TemporaryDirectory(prefix="evidence-workspace-") as workspace:
         env = {**os.environ, "EVIDENCE_WORKSPACE": workspace}
-        NotebookClient(nb, kernel_name=KERNEL, timeout=TIMEOUT, record_timing=False, coalesce_streams=True,
+        # The kernel talks over Unix sockets in the workspace, not TCP ports: jupyter_client picks free ports and
+        # closes them before the kernel binds, so kernels started at once (the student copies build in a pool, two
+        # runs side by side) could take each other's ports ("Address already in use", the kernel dies).
+        km = KernelManager(kernel_name=KERNEL, transport="ipc", ip=os.path.join(workspace, "kernel"))
+        NotebookClient(nb, km=km, kernel_name=KERNEL, timeout=TIMEOUT, record_timing=False, coalesce_streams=True,
                        resources={"metadata": {"path": str(cwd)}}).execute(env=env)
     tidy(nb)
     return nb

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import nbformat
 from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
+from traitlets.config import Config
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = "python3"
@@ -62,9 +62,10 @@ def run(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
         # The kernel talks over Unix sockets in the workspace, not TCP ports: jupyter_client picks free ports and
         # closes them before the kernel binds, so kernels started at once (the student copies build in a pool, two
         # runs side by side) could take each other's ports ("Address already in use", the kernel dies).
-        km = KernelManager(kernel_name=KERNEL, transport="ipc", ip=os.path.join(workspace, "kernel"))
-        NotebookClient(nb, km=km, kernel_name=KERNEL, timeout=TIMEOUT, record_timing=False, coalesce_streams=True,
-                       resources={"metadata": {"path": str(cwd)}}).execute(env=env)
+        # (Set through the config so that nbclient still creates, owns and shuts down the kernel and its sockets.)
+        config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(workspace, "kernel")}})
+        NotebookClient(nb, kernel_name=KERNEL, timeout=TIMEOUT, record_timing=False, coalesce_streams=True,
+                       resources={"metadata": {"path": str(cwd)}}, config=config).execute(env=env)
     tidy(nb)
     return nb
 

@@ -22,6 +22,7 @@ import hashlib
 import hmac
 import inspect
 import secrets
+import threading
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -257,6 +258,7 @@ class RetrieverSource:
     corpus: Sequence[LCDocument] | None = field(default=None, repr=False)
     _warned: bool = field(default=False, init=False, repr=False, compare=False)
     _wholes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _wholes_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         limit = self.history_limit
@@ -329,13 +331,15 @@ class RetrieverSource:
         retriever ranks low for the question is still found by its literal words. Built once per principal."""
         if not self.enumerable():
             return None
-        if principal not in self._wholes:
-            docs = self.corpus if self.corpus is not None else self.retriever.documents
-            shown = [d for d in docs if allowed(self.access_of(d), principal, "discover")]
-            while len(self._wholes) >= WHOLE_CACHE:
-                del self._wholes[next(iter(self._wholes))]  # the oldest principal's
-            self._wholes[principal] = EvidenceIndex(None, *self._entries(shown, principal))
-        return self._wholes[principal]
+        with self._wholes_lock:  # one source serves many tasks and threads (the eval, the MCP server)
+            whole = self._wholes.get(principal)
+            if whole is None:
+                docs = self.corpus if self.corpus is not None else self.retriever.documents
+                shown = [d for d in docs if allowed(self.access_of(d), principal, "discover")]
+                while len(self._wholes) >= WHOLE_CACHE:
+                    del self._wholes[next(iter(self._wholes))]  # the oldest principal's
+                whole = self._wholes[principal] = EvidenceIndex(None, *self._entries(shown, principal))
+            return whole
 
     def _entries(self, docs: Iterable[LCDocument], principal: Principal | None) -> tuple[list[IndexEntry],
                                                                                          dict[str, bytes]]:

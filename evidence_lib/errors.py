@@ -36,6 +36,7 @@ ERROR_CODES: Final[dict[str, str]] = {
     "malformed_history": "the message history is malformed (not messages, or a tool result that answers no call)",
     "unreadable_history": "the history file cannot be read (not a regular file, too large, or unreadable)",
     "result_too_large": "the tool's result is larger than the evidence store keeps; ask the tool for less",
+    "unencodable_result": "the tool's result holds a block that cannot be encoded (a cycle); ask the tool for text",
     "invalid_range": "a range [start, end) needs two integers with 0 <= start <= end",
 }
 

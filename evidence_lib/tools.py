@@ -325,10 +325,11 @@ class _Session:
             raise EvidenceError("invalid_term")
         if query is not None:
             check_query(query)
+        if self.ledger:  # before the retriever is asked anything: a refused call changes nothing (issue 31)
+            self.ledger.admit("locate_evidence")
+        if query is not None:
             self.use_query(query)  # before the doc_id is looked up: the snapshot is part of what locate covers
         entry = self.index.entry(doc_id, self.principal, "read") if doc_id is not None else None
-        if self.ledger:
-            self.ledger.admit("locate_evidence")
         with serving(self.index, neighbours=self.profile.serves_neighbours):
             content, excerpts = self.profile.locate(self, term, entry, cursor)
         return self._charge("locate_evidence", content, excerpts=excerpts)  # after the call's last check

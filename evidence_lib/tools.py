@@ -189,9 +189,14 @@ class _Session:
     rev_shown: set = field(default_factory=set)  # compact: (doc_id, revision) the model was shown this snapshot
     handles: dict = field(default_factory=dict)  # compact: the snapshot's handle length, per snapshot object
     nfc_texts: dict = field(default_factory=dict)  # NFC locate: sha256 -> whether that text is NFC (read once)
+    doc_ids: Any = None  # over a retriever: the task's registry of ids (retrieval.snapshot.DocIds), made on first use
 
     def __post_init__(self) -> None:
         self.per_query = not isinstance(self.source, IndexProtocol)  # a retriever: one snapshot per query
+        if self.per_query and self.doc_ids is None:
+            from .retrieval.snapshot import DocIds  # only with a retriever: the core never loads it
+
+            self.doc_ids = DocIds()
         if self.index is None and self.per_query:
             self.last = EvidenceIndex(None, [], {})  # before any search: nothing ranked yet
             self.index = self.reach(self.last)
@@ -259,14 +264,15 @@ class _Session:
         rows = self.manifest_rows(visible, cursor)
         end = cursor + len(rows)
         nxt = end if end < len(visible) else None
-        content = self.profile.manifest(self, rows, cursor, len(visible), nxt, self.unfilled())
+        content = self.profile.manifest(self, rows, cursor, len(visible), nxt, self.unfilled(),
+                                        unsure=self.per_query and bool(getattr(self.last, "unsure", False)))
         return self._charge("search_evidence", content)
 
     def use_query(self, query: str) -> None:
         """Rank by ``query`` from now on: over a retriever, that query's snapshot (the retriever's documents, filtered
         by permission before ranking); compact locate ranks its excerpts by the words of the last query."""
         if self.per_query and query != self.query:
-            self.last = self.source.snapshot(query, self.principal)
+            self.last = self.source.snapshot(query, self.principal, ids=self.doc_ids)
             self.index = self.reach(self.last)
             self.rev_shown = set()
         self.query = query

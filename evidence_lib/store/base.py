@@ -122,6 +122,10 @@ class StoreBackend(ABC):
         """The ledger's id and stored limits, created with ``limits`` if missing (or expired at ``now_us``)."""
 
     @abstractmethod
+    def ledger_extend(self, lid: int, until_us: int, now_us: int) -> bool:
+        """Make the ledger, if alive at ``now_us``, expire no earlier than ``until_us``; whether it was alive."""
+
+    @abstractmethod
     def ledger_txn(self, lid: int) -> AbstractContextManager[Any]:
         """A context manager holding the ledger's lock across check and charge, yielding a ledger txn."""
 
@@ -245,6 +249,36 @@ class EvidenceStore(StoreBackend):
                 return snap
         raise EvidenceError("snapshot_expired")  # replaced LOOKUP_ATTEMPTS times while being read
 
+    def snapshots(self, tenant: str, session: str, queries: Iterable[str]) -> dict[str, StoreSnapshot]:
+        """The published snapshots of ``queries`` under one ``(tenant, session)`` that are alive now, by query, looked
+        up together (:meth:`_snapshot_rows`: two queries in one read transaction on SQL backends); the others are
+        left out. What a caller resolving many keys at once uses (the offload shelf's listing)."""
+        keys = {q: SnapshotKey.checked(tenant, session, q) for q in dict.fromkeys(queries)}
+        out: dict[str, StoreSnapshot] = {}
+        now = self.now_us()
+        for row, docs in self._snapshot_rows(list(keys.values())):
+            if not alive(row.created_us, row.expires_us, now):
+                continue
+            if docs:
+                out[row.key.query] = self._seen(StoreSnapshot(self, row, docs))
+                continue
+            try:  # no document: empty, or replaced between the two queries; looked up alone
+                out[row.key.query] = self.snapshot(tenant, session, row.key.query)
+            except EvidenceError:
+                pass
+        return out
+
+    def _snapshot_rows(self, keys: list[SnapshotKey]) -> list[tuple[SnapRow, list[DocRow]]]:
+        """The published rows of ``keys`` (one ``(tenant, session)``) with their documents; a backend may batch it."""
+        rows = [self.lookup_snapshot(k) for k in keys]
+        return [(r, self.document_rows(r.snap_id)) for r in rows if r is not None]
+
+    @staticmethod
+    def _seen(snap: StoreSnapshot) -> StoreSnapshot:
+        """``snap``, just seen published: the current call need not check again (:meth:`StoreSnapshot.check_alive`)."""
+        snap.seen_published()
+        return snap
+
     def _open(self, row: SnapRow | None) -> StoreSnapshot:
         snap = self._read(row)
         if snap is None:
@@ -258,7 +292,7 @@ class EvidenceStore(StoreBackend):
         docs = self.document_rows(row.snap_id)
         if self.snapshot_row(row.snap_id) is None:
             return None
-        return StoreSnapshot(self, row, docs)
+        return self._seen(StoreSnapshot(self, row, docs))
 
     def delete_snapshot(self, tenant: str, session: str, query: str) -> bool:
         return self.delete_snapshot_key(SnapshotKey.checked(tenant, session, query))

@@ -1,8 +1,10 @@
 """The PostgreSQL backend (psycopg 3): one store for several workers or machines. Notebook 11.
 
-Connection policy, stated once: ``autocommit=True`` with explicit ``conn.transaction()`` blocks; ledger rows
-are locked with ``SELECT ... FOR UPDATE`` and publishing a snapshot or writing a workspace takes a
-transaction-scoped advisory lock on its key. psycopg is imported here only (``pip install '.[postgres]'``).
+Connection policy, stated once: a pool of connections (``psycopg_pool``, at most ``pool_size``; a transaction
+takes one and gives it back, so reads in several threads run at once), each ``autocommit=True`` with explicit
+transactions (:class:`~evidence_lib.store.sqlbase.SQLStore`'s); ledger rows are locked with ``SELECT ... FOR UPDATE``
+and publishing a snapshot or writing a workspace takes a transaction-scoped advisory lock on its key. psycopg and
+psycopg_pool are imported here only (``pip install '.[postgres]'``).
 
 Locate uses one GIN index over ``(snap_id + 0, body gin_trgm_ops)`` (``btree_gin`` gives GIN the integer key),
 queried with ``snap_id + 0 = ? AND body LIKE '%term%'``. The snapshot is part of the index key, so the index hands back
@@ -33,8 +35,8 @@ from __future__ import annotations
 
 import re
 import secrets
-import threading
 import warnings
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -120,32 +122,47 @@ class PostgresStore(SQLStore):
     FOR_UPDATE = " FOR UPDATE"
     REWRITE = True
 
-    def __init__(self, dsn: str, clock) -> None:
+    def __init__(self, dsn: str, clock, *, pool_size: int = 8) -> None:
         import psycopg  # optional dependency: only this backend needs it
+        from psycopg_pool import ConnectionPool
 
         super().__init__(clock)
-        self._lock = threading.RLock()
         self._unanalyzed = 0
-        self._conn = psycopg.connect(dsn, autocommit=True, prepare_threshold=None)
-        with self._tx(write=True) as q:
-            q("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
-            migrate(q, schema("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY") + TRIGRAM + PG_GRAMS, self)
-            self.lc_ctype = q.one("SELECT datctype FROM pg_database WHERE datname = current_database()")[0]
+        options = {"autocommit": True, "prepare_threshold": None}
+        with psycopg.connect(dsn, **options) as conn:  # a bad DSN fails here, at once; the schema is checked once
+            q = self._q(conn)
+            with conn.transaction():
+                q("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
+                self._local.q = q
+                try:
+                    migrate(q, schema("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY") + TRIGRAM + PG_GRAMS, self)
+                finally:
+                    self._local.q = None
+                self.lc_ctype = q.one("SELECT datctype FROM pg_database WHERE datname = current_database()")[0]
         if self.lc_ctype in ("C", "POSIX"):
             warnings.warn(f"this database's LC_CTYPE is {self.lc_ctype}: pg_trgm skips non-ASCII characters, so "
                           "locate on Chinese terms scans every chunk; use --locale=C.UTF-8", stacklevel=2)
+        self._conns: weakref.WeakSet = weakref.WeakSet()  # every connection the pool opened (tests watch them)
+        self._pool = ConnectionPool(dsn, min_size=1, max_size=pool_size, kwargs=options, configure=self._configure,
+                                    open=True, name="evidence-store")
+        self._pool.wait()  # its first connection is ready (the DSN was checked above): calls never race its opening
 
     def __repr__(self) -> str:
         return "PostgresStore()"
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+    def _configure(self, conn) -> None:
+        self._conns.add(conn)
+        for hook in list(self._on_connect):
+            hook(conn)
 
-    @contextmanager
-    def _tx(self, write: bool = False):
-        with self._lock, self._conn.transaction():
-            yield Q(self._conn.cursor(), rewrite=True)
+    def _acquire(self):
+        return self._pool.getconn()
+
+    def _release(self, conn) -> None:
+        self._pool.putconn(conn)
+
+    def close(self) -> None:
+        self._pool.close()
 
     @contextmanager
     def bulk_load(self, *, maintenance_work_mem: str = "1GB"):
@@ -159,18 +176,18 @@ class PostgresStore(SQLStore):
         schema check does), which costs this load speed, not correctness. The indexes are rebuilt even if the
         block raises.
         """
-        with self._lock:
-            self._conn.execute(f"DROP INDEX IF EXISTS {TRIGRAM_INDEX}")
-            self._conn.execute(f"DROP INDEX IF EXISTS {GRAM_INDEX}")
+        with self._pool.connection() as conn:
+            conn.execute(f"DROP INDEX IF EXISTS {TRIGRAM_INDEX}")
+            conn.execute(f"DROP INDEX IF EXISTS {GRAM_INDEX}")
         try:
             yield self
         finally:
-            with self._lock, self._conn.transaction():
-                self._conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
-                self._conn.execute(TRIGRAM[-1])
-                self._conn.execute(GRAM_INDEX_DDL)
-            with self._lock:
-                self._conn.execute("ANALYZE chunks")
+            with self._pool.connection() as conn:
+                with conn.transaction():
+                    conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
+                    conn.execute(TRIGRAM[-1])
+                    conn.execute(GRAM_INDEX_DDL)
+                conn.execute("ANALYZE chunks")
             self._unanalyzed = 0
 
     def add_rows(self, snap_id: int, docs: list, chunks: list) -> None:
@@ -180,17 +197,9 @@ class PostgresStore(SQLStore):
     def publish_snapshot(self, snap_id: int) -> None:
         super().publish_snapshot(snap_id)
         if self._unanalyzed > 500:  # fresh statistics, or the planner seq-scans instead of using the GIN index
-            with self._lock:
-                self._conn.execute("ANALYZE chunks")
             self._unanalyzed = 0
-
-    def _one(self, sql: str, params: tuple = ()):
-        with self._lock:  # one statement in autocommit mode: no BEGIN/COMMIT round trips
-            return Q(self._conn.cursor(), rewrite=True).one(sql, params)
-
-    def _all(self, sql: str, params: tuple = ()) -> list:
-        with self._lock:
-            return Q(self._conn.cursor(), rewrite=True).all(sql, params)
+            with self._pool.connection() as conn:
+                conn.execute("ANALYZE chunks")
 
     def _lock_key(self, q: Q, *parts: str) -> None:
         q("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("\x1f".join(parts),))

@@ -1,10 +1,12 @@
 """The SQLite backend: the embedded default, one file, nothing to install. Notebook 11.
 
-Connection policy, stated once: autocommit mode with explicit transactions (``BEGIN IMMEDIATE`` for every
-write, so a writer takes the lock up front and waits ``busy_timeout`` for it instead of failing half-way; a store call
-made inside a transaction of the same thread joins it),
-``journal_mode=WAL`` (readers never block the writer and see the last committed state), ``synchronous=FULL``.
-Several processes may open the same file; each opens its own connection.
+Connection policy, stated once: a connection per concurrent transaction (a small pool: a transaction takes an idle
+connection or opens one, and gives it back when it ends), so reads in several threads run at once; autocommit mode
+with explicit transactions (``BEGIN IMMEDIATE`` for every write, so a writer takes the lock up front and waits
+``busy_timeout`` for it instead of failing half-way; a store call made inside a transaction of the same thread joins
+it; the transactions themselves are :class:`~evidence_lib.store.sqlbase.SQLStore`'s), ``journal_mode=WAL`` (checked:
+readers never block the writer and see the last committed state), ``synchronous=FULL``. Several processes may open
+the same file; each opens its own connections.
 
 Locate uses an FTS5 table with the ``trigram`` tokenizer (``case_sensitive 1``, ``detail=none``) over the
 chunks, queried with ``GLOB`` (FTS5 rechecks the pattern against the stored text). One FTS5 table serves every
@@ -71,41 +73,63 @@ class SQLiteStore(SQLStore):
     """The store in one SQLite file (WAL, busy timeout, atomic writes)."""
 
     backend = "sqlite"
+    BEGIN_WRITE = "BEGIN IMMEDIATE"
 
     def __init__(self, path: str | Path, clock, *, busy_timeout_ms: int = 30_000) -> None:
         super().__init__(clock)
         self.path = Path(path)
-        self._lock = threading.RLock()
-        self._conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False,
-                                     timeout=busy_timeout_ms / 1000)
-        mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        if mode.lower() != "wal":
-            raise RuntimeError(f"SQLite refused WAL mode (got {mode!r}); is {self.path} on a network filesystem?")
-        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        self._conn.execute("PRAGMA synchronous=FULL")
+        self.busy_timeout_ms = int(busy_timeout_ms)
+        self._pool_lock = threading.Lock()  # guards the pool below, never a transaction
+        self._idle: list[sqlite3.Connection] = []  # last in, first out: one thread's calls reuse one connection
+        self._conns: list[sqlite3.Connection] = []  # every connection open, closed by close()
+        self._closed = False
+        self._release(self._connect())
         with self._tx(write=True) as q:
             migrate(q, schema("INTEGER PRIMARY KEY") + FTS + SQLITE_GRAMS, self)
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path.name})"
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+    def _connect(self) -> sqlite3.Connection:
+        """A new connection in the connection policy above (WAL checked: SQLite refuses it on some filesystems)."""
+        conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False,
+                               timeout=self.busy_timeout_ms / 1000)
+        try:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise RuntimeError(f"SQLite refused WAL mode (got {mode!r}); is {self.path} on a network filesystem?")
+            conn.execute(f"PRAGMA busy_timeout={self.busy_timeout_ms}")
+            conn.execute("PRAGMA synchronous=FULL")
+            for hook in list(self._on_connect):
+                hook(conn)
+        except BaseException:
+            conn.close()
+            raise
+        with self._pool_lock:
+            self._conns.append(conn)
+        return conn
 
-    @contextmanager
-    def _tx(self, write: bool = False):
-        with self._lock:
-            if self._conn.in_transaction:  # called inside this thread's own transaction (a read served while a
-                yield Q(self._conn.cursor(), rewrite=False)  # ledger charges it): it joins, as PostgreSQL's does
+    def _acquire(self) -> sqlite3.Connection:
+        with self._pool_lock:
+            if self._closed:
+                raise sqlite3.ProgrammingError("the store is closed")
+            if self._idle:
+                return self._idle.pop()
+        return self._connect()
+
+    def _release(self, conn: sqlite3.Connection) -> None:
+        with self._pool_lock:
+            if not self._closed:
+                self._idle.append(conn)
                 return
-            self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            try:
-                yield Q(self._conn.cursor(), rewrite=False)
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+        conn.close()
+
+    def close(self) -> None:
+        with self._pool_lock:
+            self._closed = True
+            conns, self._conns, self._idle = self._conns, [], []
+        for conn in conns:
+            conn.close()
 
     @staticmethod
     def _chunk_range(snap_id: int) -> tuple[int, int]:

@@ -41,6 +41,7 @@ from .measure import TokenCounter, cl100k_tokens, utf8_bytes
 from .paging import MAX_PAGE_CHARS
 from .profiles import Block, CompactProfile
 from .store.common import SnapshotKey, expiry_us, owner_session  # the key format lives with the store's delete_session
+from .store.snapshot import prefetch
 
 __all__ = [
     "DEFAULT_RESULT_TTL", "DEFAULT_THRESHOLD_TOKENS", "DEFAULT_TTL", "HANDLE_MAX_TOKENS", "MAX_SECTIONS",
@@ -454,10 +455,25 @@ class OffloadShelf:
 
     def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
              first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
-        for d in list(doc_ids):
+        """The matches in each result, in order. Inside a call the results' candidates and first chunks are asked for
+        together (:func:`~evidence_lib.store.snapshot.prefetch`), however many results the listing holds."""
+        doc_ids = list(doc_ids)
+        if self._kept() is not None and self._mine(principal):
+            snaps = []
+            for d in doc_ids:
+                try:
+                    snaps.append(self._snap(d))
+                except EvidenceError:
+                    break  # refused below, in order; nothing after it is read
+            prefetch(snaps, term, options)
+        for d in doc_ids:
             self.entry(d, principal)
-            yield from self._translated(lambda: list(self._snap(d).find(term, [d], principal, first_only=first_only,
-                                                                       options=options)))
+            try:
+                yield from self._snap(d).find(term, [d], principal, first_only=first_only, options=options)
+            except EvidenceError as e:
+                if e.code == "snapshot_expired":
+                    raise EvidenceError("unknown_doc_id") from None
+                raise
 
     @staticmethod
     def _translated(fn):

@@ -58,9 +58,11 @@ class StoreBackend(ABC):
     Rows are plain tuples (:mod:`evidence_lib.store.common` names their fields). Times are microseconds since the
     epoch. The three context managers yield small objects: :meth:`reading` a reader with ``published(snap_id)``,
     ``candidates(snap_id, term)`` (``(doc_no, chunk_no)`` of every chunk whose body may contain ``term``; extra
-    rows are harmless) and ``chunks(snap_id, spans)`` (``(doc_no, chunk_no, body, sha256)`` of chunks ``lo..hi``
-    of each ``(doc_no, lo, hi)``, in one query); :meth:`ledger_txn` a txn with ``counters`` (None: the ledger is
-    gone), ``doc_reads(doc_id)``, ``reads_of(doc_id, sha256)`` and ``write(row, counters, excerpts)``;
+    rows are harmless), ``chunks(snap_id, spans)`` (``(doc_no, chunk_no, body, sha256)`` of chunks ``lo..hi``
+    of each ``(doc_no, lo, hi)``, in one query), and ``candidates_many`` / ``chunks_many``, the same for several
+    snapshots in one query (each row then starts with its ``snap_id``); :meth:`ledger_txn` a txn with
+    ``counters`` (None: the ledger is gone), ``doc_reads(doc_id)``, ``reads_of(doc_id, sha256)`` and
+    ``write(row, counters, excerpts)``;
     :meth:`workspace_txn` a txn with ``state``, ``files()``, ``put(row)``, ``delete(path)`` and ``set_state(...)``.
     A workspace is keyed by ``WsKey = (tenant, session, owner)``: the user who opened it.
     """

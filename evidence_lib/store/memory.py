@@ -59,6 +59,12 @@ class _Reader:
             docs = [(d[0], dict(maps.get((snap_id, d[0]), {}))) for d in self.store._docs.get(snap_id, ())]
         return [(d, c) for d, chunks in docs for c, (body, _) in chunks.items() if term in body]
 
+    def candidates_many(self, items: list[tuple[int, str]]) -> list[tuple[int, int, int]]:
+        return [(s, d, c) for s, term in items for d, c in self.candidates(s, term)]
+
+    def chunks_many(self, wanted: list[tuple[int, list[tuple[int, int, int]]]]) -> list[tuple[int, int, int, str, str]]:
+        return [(s, *row) for s, spans in wanted for row in self.chunks(s, spans)]
+
     def chunks(self, snap_id: int, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, str, str]]:
         out = []
         with self.store._lock:

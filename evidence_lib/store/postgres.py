@@ -204,20 +204,24 @@ class PostgresStore(SQLStore):
     def _lock_key(self, q: Q, *parts: str) -> None:
         q("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("\x1f".join(parts),))
 
-    def _candidates(self, q: Q, snap_id: int, term: str) -> list:
-        q("SET LOCAL enable_seqscan = off")  # a seq scan would read every tenant's rows (the rest of this read too)
+    def _before_candidates(self, q: Q) -> None:
+        if not getattr(q, "no_seqscan", False):  # once per transaction: SET LOCAL lasts until it ends
+            q("SET LOCAL enable_seqscan = off")  # a seq scan would read every tenant's rows (the rest of this read too)
+            q.no_seqscan = True  # type: ignore[attr-defined]
+
+    def _candidate_query(self, snap_id: int, term: str) -> tuple[str, tuple]:
         if gram_term(term):  # a CJK unigram or bigram: the gram index's chunks of this snapshot holding it
-            return q.all(f"SELECT doc_no, chunk_no FROM chunks WHERE snap_id - 0 = CAST(? AS bigint) "
-                         f"AND {GRAM_FUNCTION}(body) @> ARRAY[CAST(? AS bigint)]", (snap_id, gram_code(term)))
+            return (f"SELECT snap_id, doc_no, chunk_no FROM chunks WHERE snap_id - 0 = CAST(? AS bigint) "
+                    f"AND {GRAM_FUNCTION}(body) @> ARRAY[CAST(? AS bigint)]", (snap_id, gram_code(term)))
         if len(term) < MIN_INDEXED_CHARS:  # no trigram: the btree gives this snapshot's chunks, strpos checks
-            return q.all("SELECT doc_no, chunk_no FROM chunks WHERE snap_id = ? AND strpos(body, ?) > 0",
-                         (snap_id, term))
+            return "SELECT snap_id, doc_no, chunk_no FROM chunks WHERE snap_id = ? AND strpos(body, ?) > 0", \
+                (snap_id, term)
         # The planner prices LIKE by the heap row alone, not by the TOASTed body it must fetch, so given the
         # chance it walks the btree over every chunk of the snapshot. The expression ``snap_id + 0`` matches
         # the GIN index's first column and no btree: the one plan left asks the index for this snapshot's
         # chunks holding the trigrams, and rechecks only those.
-        return q.all("SELECT doc_no, chunk_no FROM chunks WHERE snap_id + 0 = CAST(? AS bigint) AND body LIKE ?",
-                     (snap_id, like_pattern(term)))
+        return ("SELECT snap_id, doc_no, chunk_no FROM chunks WHERE snap_id + 0 = CAST(? AS bigint) AND body LIKE ?",
+                (snap_id, like_pattern(term)))
 
     def _count_grams(self, q: Q) -> int:
         # The entries the gram index holds: each chunk's distinct gram codes (evaluated on every chunk: slow).

@@ -23,6 +23,7 @@ from ..access import Action, Principal, allowed
 from ..errors import EvidenceError
 from ..index import IndexEntry, Snapshot, sha256_hex, text_range
 from ..locate import LocateOptions, find as scan_find, find_all, wrap_points
+from ..toolkit import clean_text
 from .common import CHUNK_CHARS, MIN_INDEXED_CHARS, OVERLAP_CHARS, DocRow, SnapRow, SnapshotStorage, \
     access_from_json, alive, check_text, from_us, gram_term
 
@@ -50,6 +51,7 @@ class _Call:
     chunk is fetched and hashed once per call."""
 
     alive: bool = False  # checked against the store in this call
+    candidates: dict[str, set[tuple[int, int]]] = field(default_factory=dict)  # term -> the index's (doc_no, chunk_no)
     chunks: dict[tuple[int, int], str] = field(default_factory=dict)  # (doc_no, chunk_no) -> verified body
     texts: dict[int, str] = field(default_factory=dict)  # doc_no -> whole text, verified against its sha256
 
@@ -253,15 +255,12 @@ class StoreSnapshot:
         """
         opts = options or LocateOptions()
         doc_ids = list(doc_ids)
-        if opts.normalization == "none" and isinstance(term, str) and opts.wrapped and wrap_points(term):
-            pieces = [p for p in literal_pieces(term) if indexable(p)]
-            if pieces:
-                check_text(term, "term")
-                return self._wrapped(term, pieces, doc_ids, principal, first_only, opts)
-        if (opts.normalization != "none" or not isinstance(term, str) or not 1 <= len(term) <= OVERLAP_CHARS + 1
-                or (opts.wrapped and wrap_points(term))):
+        how, terms = _plan(term, opts)
+        if how == "scan":
             return scan_find(self._scanned(doc_ids, principal), term, opts, first_only)
         check_text(term, "term")
+        if how == "wrapped":
+            return self._wrapped(term, terms, doc_ids, principal, first_only, opts)
         return self._indexed(term, doc_ids, principal, first_only)
 
     def _scanned(self, doc_ids: list[str], principal: Principal | None) -> Iterator[tuple[str, str]]:
@@ -297,16 +296,20 @@ class StoreSnapshot:
     def _candidates(self, call: _Call, terms: Sequence[str],
                     first: Callable[[list[set[tuple[int, int]]]], list[tuple[int, int]]]) -> list[set[tuple[int, int]]]:
         """One read transaction: the published check, the index's candidate chunks of each term (stopping at the
-        first term with none) and the chunks ``first(candidates)`` names, fetched and verified."""
+        first term with none; those the call asked already, :func:`prefetch`, are not asked again) and the chunks
+        ``first(candidates)`` names that the call has not fetched yet, fetched and verified."""
         self._check_clock()
         found: list[set[tuple[int, int]]] = []
         with self.store.reading() as r:
             self._published(r, call)
             for t in terms:
-                found.append({(d, c) for d, c in r.candidates(self.row.snap_id, t)})
+                if t not in call.candidates:
+                    call.candidates[t] = {(d, c) for d, c in r.candidates(self.row.snap_id, t)}
+                found.append(call.candidates[t])
                 if not found[-1]:
                     break
-            rows = r.chunks(self.row.snap_id, _spans(first(found)))
+            wanted = [p for p in first(found) if p not in call.chunks]
+            rows = r.chunks(self.row.snap_id, _spans(wanted)) if wanted else []
         self._keep(call, rows)
         return found
 
@@ -372,6 +375,19 @@ class StoreSnapshot:
                 if first_only and found_here:
                     break
 
+    def _first_chunks(self, how: str, terms: list[str], call: _Call) -> list[tuple[int, int]]:
+        """The chunks :meth:`find` reads first when it answers as ``how`` (:func:`_plan`), with the candidates the
+        call knows: every candidate chunk (with its neighbours when the call asks for them), or whole documents."""
+        entries = list(self._entries.values())
+        if how == "indexed":
+            hits = sorted(call.candidates.get(terms[0], ()))
+            return self._ahead(call, [(self._by_no[d], c) for d, c in hits if d in self._by_no], 0)
+        if how == "wrapped":
+            found = [call.candidates.get(t, set()) for t in terms]
+            docs = set.intersection(*({d for d, _ in f} for f in found)) if found else set()
+            entries = [e for e in entries if self._doc_no[e.doc_id] in docs]
+        return self._batch(entries, 0)
+
     def _ahead(self, call: _Call, order: list[tuple[IndexEntry, int]], at: int) -> list[tuple[int, int]]:
         """The next :data:`BATCH_CHUNKS` candidate chunks from ``order[at]`` (with their neighbours if the call
         asks for them): what one transaction fetches."""
@@ -382,6 +398,52 @@ class StoreSnapshot:
             near = range(max(0, c - 1), min(_chunk_count(e), c + 2)) if neighbours else (c,)
             out.extend((doc_no, n) for n in near)
         return out
+
+
+def _plan(term: str, opts: LocateOptions) -> tuple[str, list[str]]:
+    """How :meth:`StoreSnapshot.find` answers ``term``: ``("wrapped", the term's indexable pieces)``,
+    ``("indexed", [term])``, or ``("scan", [])`` (verified whole texts)."""
+    if opts.normalization == "none" and isinstance(term, str) and opts.wrapped and wrap_points(term):
+        pieces = [p for p in literal_pieces(term) if indexable(p)]
+        if pieces:
+            return "wrapped", sorted(set(pieces), key=len, reverse=True)  # the longer, the rarer: smaller sets first
+    if (opts.normalization != "none" or not isinstance(term, str) or not 1 <= len(term) <= OVERLAP_CHARS + 1
+            or (opts.wrapped and wrap_points(term))):
+        return "scan", []
+    return "indexed", [term]
+
+
+def prefetch(snaps: Sequence[StoreSnapshot], term: str, options: LocateOptions | None = None) -> None:
+    """Inside a call, before one term is located in several snapshots of one store (the offload shelf's results, one
+    snapshot each): the index's candidates of every snapshot in one query per term piece, then the chunks each
+    snapshot's :meth:`~StoreSnapshot.find` reads first, in one query (at most :data:`BATCH_CHUNKS`), so the call's
+    statements do not grow with the snapshots. Chunks whose hash does not match are left for the snapshot's own fetch
+    to refuse, in order. Outside a call it does nothing (nothing would be kept)."""
+    if not snaps or calls.current() is None or not isinstance(term, str) or not clean_text(term):
+        return
+    how, terms = _plan(term, options or LocateOptions())
+    held = [(s, s._call()) for s in snaps]
+    with snaps[0].store.reading() as r:
+        for t in terms:
+            todo = [(s, st) for s, st in held if t not in st.candidates]
+            if todo:
+                for s, st in todo:
+                    st.candidates[t] = set()
+                by_id = {s.row.snap_id: st for s, st in todo}
+                for snap_id, d, c in r.candidates_many([(s.row.snap_id, t) for s, _ in todo]):
+                    by_id[snap_id].candidates[t].add((d, c))
+        wanted, total = [], 0
+        for s, st in held:
+            pairs = [p for p in s._first_chunks(how, terms, st) if p not in st.chunks]
+            if pairs and total and total + len(pairs) > BATCH_CHUNKS:
+                break
+            total += len(pairs)
+            wanted.append((s, st, pairs))
+        rows = r.chunks_many([(s.row.snap_id, _spans(pairs)) for s, _, pairs in wanted])
+    states = {s.row.snap_id: st for s, st, _ in wanted}
+    for snap_id, d, c, body, sha in rows:
+        if sha256_hex(body) == sha:
+            states[snap_id].chunks[d, c] = body
 
 
 def _chunk_count(e: IndexEntry) -> int:

@@ -59,6 +59,8 @@ class Q:
             self.cursor.executemany(sql.replace("?", "%s") if self.rewrite else sql, rows)
 
 
+#: Most snapshots one compound statement asks about (SQLite allows 500 SELECTs in one compound statement).
+UNION_BRANCHES = 200
 #: The tables holding a session's rows, keyed by (tenant, sess).
 SESSION_TABLES = ("snapshots", "ledgers", "workspaces")
 #: A condition true of an artifact's snapshot row: its query starts with its one parameter, :data:`ARTIFACT_PREFIX`.
@@ -112,6 +114,20 @@ class _Reader:
 
     def candidates(self, snap_id: int, term: str) -> list[tuple[int, int]]:
         return [tuple(r) for r in self.store._candidates(self.q, snap_id, term)]  # type: ignore[misc]
+
+    def candidates_many(self, items: list[tuple[int, str]]) -> list[tuple[int, int, int]]:
+        return self.store._candidates_many(self.q, items)
+
+    def chunks_many(self, wanted: list[tuple[int, list[tuple[int, int, int]]]]) -> list[tuple[int, int, int, str, str]]:
+        """``(snap_id, doc_no, chunk_no, body, sha256)`` of the spans of several snapshots, in one statement."""
+        wanted = [(s, spans) for s, spans in wanted if spans]
+        if not wanted:
+            return []
+        sql = " UNION ALL ".join(
+            "SELECT snap_id, doc_no, chunk_no, body, sha256 FROM chunks WHERE snap_id = ? AND ("
+            + " OR ".join(["(doc_no = ? AND chunk_no BETWEEN ? AND ?)"] * len(spans)) + ")" for _, spans in wanted)
+        return [tuple(r) for r in self.q.all(sql, [x for s, spans in wanted  # type: ignore[misc]
+                                                   for x in (s, *(v for span in spans for v in span))])]
 
     def chunks(self, snap_id: int, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, str, str]]:
         """The chunks of every ``(doc_no, lo, hi)`` span in one statement."""
@@ -171,9 +187,28 @@ class SQLStore(EvidenceStore):
         self._local = threading.local()  # this thread's open transaction (a nested store call joins it)
         self._on_connect: list[Callable[[Any], None]] = []  # run on every connection opened from now on
 
-    def _candidates(self, q: Q, snap_id: int, term: str) -> list:  # pragma: no cover - abstract
-        """``(doc_no, chunk_no)`` of every chunk of the snapshot whose body contains ``term``, inside ``q``."""
+    def _candidate_query(self, snap_id: int, term: str) -> tuple[str, tuple]:  # pragma: no cover - abstract
+        """The statement giving ``(snap_id, doc_no, chunk_no)`` of every chunk of the snapshot whose body may contain
+        ``term``, and its parameters (the backend's substring index)."""
         raise NotImplementedError
+
+    def _before_candidates(self, q: Q) -> None:
+        """What the transaction needs before a candidate query (PostgreSQL: no sequential scans)."""
+
+    def _candidates(self, q: Q, snap_id: int, term: str) -> list:
+        """``(doc_no, chunk_no)`` of every chunk of the snapshot whose body contains ``term``, inside ``q``."""
+        self._before_candidates(q)
+        return [(d, c) for _, d, c in q.all(*self._candidate_query(snap_id, term))]
+
+    def _candidates_many(self, q: Q, items: list[tuple[int, str]]) -> list[tuple[int, int, int]]:
+        """``(snap_id, doc_no, chunk_no)`` for every ``(snap_id, term)``: one statement per :data:`UNION_BRANCHES`."""
+        self._before_candidates(q)
+        out: list[tuple[int, int, int]] = []
+        for i in range(0, len(items), UNION_BRANCHES):
+            parts = [self._candidate_query(s, t) for s, t in items[i:i + UNION_BRANCHES]]
+            out += [tuple(r) for r in q.all(" UNION ALL ".join(sql for sql, _ in parts),  # type: ignore[misc]
+                                             [p for _, params in parts for p in params])]
+        return out
 
     def _acquire(self) -> Any:  # pragma: no cover - abstract
         """A connection for one transaction (from the pool, or a new one)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import ToolMessage
 
-from evidence_lib import Budget, Document, Principal, evidence_tools, run_tool_call, tool_call
+from evidence_lib import Budget, Document, EvidenceIndex, Principal, evidence_tools, run_tool_call, tool_call
 from evidence_lib.integrations.langchain.middleware import EvidenceMiddleware
 
 from .storekit import round_trips
@@ -68,6 +68,16 @@ def test_every_call_on_a_store_snapshot_costs_at_most_four_transactions(estore, 
         if what == "already_read":
             assert "already_read" in msg.content
     assert all(t <= MAX_TRANSACTIONS and s <= MAX_STATEMENTS for t, s in costs.values()), costs
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_every_call_on_a_fixed_index_with_a_store_ledger_costs_the_ledgers_read_and_write(estore):
+    """A fixed index touches no store: a call's transactions are the ledger's, one read and one write at most."""
+    tools = evidence_tools(EvidenceIndex.in_memory(DOCS), ALICE, ledger=estore.ledger("acme", "s-1", "t", UNLIMITED),
+                           profile="compact")
+    for what, name, args, refused in SNAPSHOT_CALLS:
+        trips, _ = measured(estore, tools, name, args, refused)
+        assert trips.transactions <= 2 and len(trips.statements) <= MAX_STATEMENTS, (what, trips.groups)
 
 
 def shelf_tools(store, results: int = 1):

@@ -116,7 +116,9 @@ def like_pattern(term: str) -> str:
 
 
 class PostgresStore(SQLStore):
-    """The store in a PostgreSQL database given by ``dsn`` (e.g. ``$EVIDENCE_PG_DSN``)."""
+    """The store in a PostgreSQL database given by ``dsn`` (e.g. ``$EVIDENCE_PG_DSN``), through a pool of at most
+    ``pool_size`` connections: a tool call holds one at a time, so that many calls of this process read at once
+    (more wait for a free connection, up to the pool's 30 s timeout)."""
 
     backend = "postgres"
     FOR_UPDATE = " FOR UPDATE"

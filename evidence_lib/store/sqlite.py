@@ -39,7 +39,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterable
-from contextlib import contextmanager
 from pathlib import Path
 
 from .common import MIN_INDEXED_CHARS, ChunkRow, cjk_grams, gram_term, sha256_text

@@ -4,9 +4,11 @@ source whose every document read blocks for a real 0.3 s (:class:`~evidence_lib.
 store's round trip), run sequentially and in parallel, several times; medians and their ratio.
 
 Before issue 6 the tool bodies ran one at a time even "in parallel" (1.28 s against 1.25 s): only an injected
-latency hook overlapped. Tests prove the concurrency as behaviour (``tests/test_loop_parallel.py``: a gated source
-holds readers until they are all inside, and the replies are byte-identical to a sequential run); time lives here.
-Results: bench/results/loop_parallel.json.
+latency hook overlapped. Since issue 31 the calls themselves run in threads (the ledger decides, the page is fetched
+outside its lock, the charge is re-checked under it). Tests prove the concurrency as behaviour
+(``tests/test_loop_parallel.py``: a gated source holds readers until they are all inside, and the replies match a
+sequential run's); time lives here, and ``bench/bench_parallel_reads.py`` measures the same through ``create_agent``
+and the middleware on every store backend. Results: bench/results/loop_parallel.json.
 
     .venv/bin/python bench/bench_loop_parallel.py [--reads 4] [--latency 0.3] [--repeats 7] [--out ...]
 """

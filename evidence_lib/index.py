@@ -14,16 +14,16 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from . import calls
 from .access import Access, Action, Principal, allowed
 from .documents import Document
 from .errors import EvidenceError
-from .ids import MAX_DOC_ID_CHARS, RESERVED, is_doc_id
+from .ids import check_doc_id
 from .locate import LocateOptions, find
 from .paging import check_int
 
@@ -144,10 +144,6 @@ def text_range(entry: IndexEntry, start: int, end: int | None) -> tuple[int, int
     return start, end
 
 
-#: The documents one tool call of an :class:`EvidenceIndex` has read and verified so far (:meth:`EvidenceIndex.serving`).
-_SERVED: ContextVar[tuple[EvidenceIndex, dict[str, Snapshot]] | None] = ContextVar("evidence_index_served", default=None)
-
-
 class EvidenceIndex:
     """A fixed candidate set: on disk (:meth:`build`, the article's layout) or in memory (:meth:`in_memory`,
     one query's snapshot of a retriever's documents). Hand it to :func:`evidence_tools`."""
@@ -169,8 +165,8 @@ class EvidenceIndex:
         root.mkdir(parents=True, exist_ok=True)
         entries = []
         for doc in documents:
-            if not _SAFE_ID.fullmatch(doc.doc_id):
-                raise ValueError(f"doc_id {doc.doc_id!r} is not a safe file stem")
+            if not _SAFE_ID.fullmatch(check_doc_id(doc.doc_id)):  # one error for a malformed id, as the stores
+                raise EvidenceError("invalid_arguments", problems=[{"field": "doc_id", "problem": "not_a_file_stem"}])
             raw = doc.text.encode("utf-8")
             if len(raw) > MAX_STORED_BYTES:
                 raise ValueError(f"document {doc.doc_id!r} is larger than {MAX_STORED_BYTES:,} bytes")
@@ -193,12 +189,11 @@ class EvidenceIndex:
 
     @classmethod
     def in_memory(cls, documents: Iterable[Document]) -> EvidenceIndex:
-        """Keep every document's bytes in memory (no files): a snapshot for one query. Notebook 08."""
+        """Keep every document's bytes in memory (no files): a snapshot for one query. Notebook 08. A malformed
+        doc_id is ``EvidenceError("invalid_arguments")``, as in the stores (an ``EvidenceError`` is a ``ValueError``)."""
         entries, blobs = [], {}
         for doc in documents:
-            if not is_doc_id(doc.doc_id):
-                raise ValueError(f"doc_id {doc.doc_id!r} is not a doc_id: 1-{MAX_DOC_ID_CHARS} printable characters, "
-                                 f"no white space or any of {RESERVED}")
+            check_doc_id(doc.doc_id)
             raw = doc.text.encode("utf-8")
             if len(raw) > MAX_STORED_BYTES:
                 raise ValueError(f"document {doc.doc_id!r} is larger than {MAX_STORED_BYTES:,} bytes")
@@ -229,33 +224,25 @@ class EvidenceIndex:
             raise EvidenceError("unknown_doc_id")
         return e
 
-    @contextmanager
-    def serving(self, *, neighbours: bool = False) -> Iterator[None]:
-        """One tool call (:func:`evidence_lib.tools.serving` opens it): each document is read, hashed and decoded
-        once however many windows the call cuts from it (a compact locate cuts one per match), as a store snapshot
-        fetches each chunk once. The access check still runs on every use. ``neighbours`` is a store's concern."""
-        served = _SERVED.get()
-        if served is not None and served[0] is self:  # nested: the outer call serves
-            yield
-            return
-        token = _SERVED.set((self, {}))
-        try:
-            yield
-        finally:
-            _SERVED.reset(token)
+    def serving(self, *, neighbours: bool = False) -> AbstractContextManager[calls.Call]:
+        """One tool call of its own (:func:`evidence_lib.calls.serving`; every tool call opens one): each document is
+        read, hashed and decoded once however many windows the call cuts from it (a compact locate cuts one per
+        match), as a store snapshot fetches each chunk once. The access check still runs on every use; the next call,
+        and any task or thread started inside this one, reads and verifies again. ``neighbours`` is a store's
+        concern."""
+        return calls.serving(neighbours=neighbours)
 
     def snapshot(self, doc_id: str, principal: Principal | None = None) -> Snapshot:
         """Read the stored bytes once, check them against the index, decode those same bytes (once per call
         inside :meth:`serving`)."""
         e = self.entry(doc_id, principal, "read")
-        served = _SERVED.get()
-        memo = served[1] if served is not None and served[0] is self else None
-        if memo is not None and e.doc_id in memo:
-            return memo[e.doc_id]
-        snap = self._read_verified(e)
-        if memo is not None:
-            memo[e.doc_id] = snap
-        return snap
+        call = calls.current()
+        if call is None:
+            return self._read_verified(e)
+        memo = call.kept.setdefault(self, {})
+        if e.doc_id not in memo:
+            memo[e.doc_id] = self._read_verified(e)
+        return memo[e.doc_id]
 
     def _read_verified(self, e: IndexEntry) -> Snapshot:
         try:

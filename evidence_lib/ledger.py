@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
+from . import calls
 from .errors import EvidenceError, error_payload, to_json
 from .measure import Size
 from .paging import covering_reads
@@ -94,8 +95,12 @@ class Ledger:
     :meth:`tally` (the counters now), :meth:`locked` (the counters under the storage's write lock, for one
     charge) and :meth:`append` (write one entry under that lock).
 
-    It is safe under concurrent calls: LangGraph runs one message's tool calls in threads, and a check and its
-    write happen under one lock (this object's, or the store's), so parallel calls never overspend a limit.
+    It is safe under concurrent calls: LangGraph runs one message's tool calls in threads. A call decides on the
+    counters as they are (:meth:`admit`: within budget? already read?), does its work (a read fetches its page)
+    outside any lock, and is charged under the storage's lock with every limit checked again (:meth:`charge`,
+    :meth:`charge_read`), so parallel calls overlap and never overspend a limit. Inside one tool call
+    (:mod:`evidence_lib.calls`) the counters are read once for all its decisions: a store ledger adds one read and
+    one write to a call.
     """
 
     budget: Budget = field(default_factory=Budget)
@@ -152,6 +157,23 @@ class Ledger:
         b = self.budget
         return {"calls": b.max_calls, "chars": b.max_chars, "bytes": b.max_bytes, "tokens": b.max_tokens}
 
+    def _now(self) -> Tally:
+        """The counters a call decides on: :meth:`tally`, read once per tool call (kept on the call until this ledger
+        writes), so its refusal check, admission and dedupe share one read. Decisions only: a charge re-checks."""
+        call = calls.current()
+        if call is None:
+            return self.tally()
+        key = ("tally", id(self))
+        if key not in call.kept:
+            call.kept[key] = self.tally()
+        return call.kept[key]
+
+    def _wrote(self) -> None:
+        """This ledger wrote: the call's counters are read again if it decides anything more."""
+        call = calls.current()
+        if call is not None:
+            call.kept.pop(("tally", id(self)), None)
+
     def _exhausted(self, reason: str, tally: Tally | None = None) -> EvidenceError:
         spent = (tally or self.tally()).spent()
         return EvidenceError("budget_exhausted", reason=reason, spent=spent, limits=self.limits())
@@ -174,11 +196,11 @@ class Ledger:
     # -- the hooks the tools call -----------------------------------------------------------
     def admit(self, tool: str, doc_id: str | None = None) -> None:
         """Refuse before any work when the call count or the per-document reads are used up."""
-        self._check(self.tally(), doc_id=doc_id)
+        self._check(self._now(), doc_id=doc_id)
 
     def check_refusals(self) -> None:
         """Refuse every call once ``max_refusals`` calls were refused: the caller is looping."""
-        t = self.tally()
+        t = self._now()
         if self.budget.max_refusals is not None and t.refused >= self.budget.max_refusals:
             raise self._exhausted("refusals", t)
 
@@ -201,23 +223,32 @@ class Ledger:
 
     def charge_read(self, tool: str, read: tuple[str, str, int, int, str], render: Callable[[], str],
                     seen: Callable[[list[tuple[int, int]]], str]) -> str:
-        """Serve one page ``read = (doc_id, revision, start, end, sha256)`` in one step under the lock: when earlier
-        reads of the same bytes cover it, ``seen(earlier)`` is charged as ``already_read`` (a call, not a read);
-        else the per-document limit is checked, then ``render()`` (which fetches the page) is charged as the read.
+        """Serve one page ``read = (doc_id, revision, start, end, sha256)``: admitted (refusals, calls), then answered
+        ``already_read`` with ``seen(earlier)`` when earlier reads of the same bytes cover it (a call, not a read),
+        else the per-document limit is checked and ``render()`` (which fetches the page) is charged as the read.
 
-        Deciding and writing under one lock charges two parallel reads of one range once; a store ledger and the
-        page's chunks share the store's transaction, so a read costs one transaction after its admission
-        (notebook 05 teaches admit, dedupe, charge; issue 15)."""
+        Decide, fetch, charge (notebook 05; issue 31): the decision is made on the counters as they are, the page is
+        fetched outside any lock (parallel reads overlap), and the charge re-checks everything under the storage's
+        lock: if another call read the same range meanwhile this one is ``already_read``, and no limit is ever
+        passed. A store ledger's part of the call is one read of its counters and one write."""
         doc_id, revision, start, end, sha256 = read
-        with self.locked() as t:
-            earlier = t.covering(doc_id, revision, sha256, start, end)
-            if earlier:
-                content = seen(earlier)
-                return self._write(t, tool, content, Size.of(content), status="already_read",
-                                   covered=(doc_id, start, end))
+        t = self._now()
+        self._check(t)  # admission: refusals and calls, before anything is looked at
+        content = None
+        if not t.covering(doc_id, revision, sha256, start, end):
             self._check(t, doc_id=doc_id)  # before the page is fetched: nothing is read past the limit
             content = render()
-            return self._write(t, tool, content, Size.of(content), read=read)
+        while True:
+            with self.locked() as t:
+                earlier = t.covering(doc_id, revision, sha256, start, end)
+                if earlier:  # read before, or by a parallel call meanwhile
+                    shown = seen(earlier)
+                    return self._write(t, tool, shown, Size.of(shown), status="already_read",
+                                       covered=(doc_id, start, end))
+                if content is not None:
+                    return self._write(t, tool, content, Size.of(content), read=read)
+                self._check(t, doc_id=doc_id)  # covered when decided, no longer (a deleted history): fetch now
+            content = render()
 
     def _write(self, t: Tally, tool: str, content: str, size: Size, *, status: str = "ok",
                read: tuple[str, str, int, int, str] | None = None, covered: tuple[str, int, int] | None = None,
@@ -227,14 +258,23 @@ class Ledger:
         self.append(t, LedgerEntry(t.step + 1, tool, status, size.chars, size.utf8_bytes, size.cl100k_tokens,
                                    read=ReadRecord(*read) if read else None, covered=covered,
                                    excerpts=tuple(ReadRecord(*x) for x in excerpts)))
+        self._wrote()
         return content
 
-    def refused(self, tool: str, error: EvidenceError) -> None:
-        """Record a refused call: never charged, but its error message did enter the context."""
-        size = Size.of(to_json(error_payload(error)))
+    def refused(self, tool: str, error: EvidenceError) -> EvidenceError:
+        """Record a refused call: never charged, but its error message did enter the context. Returns the error the
+        call answers with: ``error``, or ``budget_exhausted`` (reason ``refusals``) when, under the lock, the refusal
+        cap turns out to be reached already (parallel calls decided before the refusals that reached it were
+        recorded), so every call after ``max_refusals`` refusals is refused as such, whatever the interleaving."""
         with self.locked() as t:
+            b = self.budget
+            if b.max_refusals is not None and t.refused >= b.max_refusals and error.details.get("reason") != "refusals":
+                error = self._exhausted("refusals", t)
+            size = Size.of(to_json(error_payload(error)))
             self.append(t, LedgerEntry(t.step + 1, tool, error.code, size.chars, size.utf8_bytes, size.cl100k_tokens,
                                        charged=False, reason=error.details.get("reason")))
+        self._wrote()
+        return error
 
     # -- reporting -----------------------------------------------------------------------
     def summary(self) -> str:

@@ -24,11 +24,13 @@ import json
 import re
 import threading
 from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from json.decoder import scanstring
 from typing import Any
 
+from . import calls
 from .access import Access, Action, Principal
 from .documents import Document
 from .errors import EvidenceError
@@ -39,6 +41,7 @@ from .measure import TokenCounter, cl100k_tokens, utf8_bytes
 from .paging import MAX_PAGE_CHARS
 from .profiles import Block, CompactProfile
 from .store.common import SnapshotKey, expiry_us, owner_session  # the key format lives with the store's delete_session
+from .store.snapshot import prefetch
 
 __all__ = [
     "DEFAULT_RESULT_TTL", "DEFAULT_THRESHOLD_TOKENS", "DEFAULT_TTL", "HANDLE_MAX_TOKENS", "MAX_SECTIONS",
@@ -268,15 +271,16 @@ class _StoreListing:
         self.workspace = store.workspace(principal, run_session(session, principal.user, run), ttl=ttl)
 
     def _paths(self) -> dict[str, str]:
-        """handle -> its file, in the order stored (a sequence number, then the handle: two workers' ties too)."""
+        """handle -> its file, in the order stored (a sequence number, then the handle: two workers' ties too): the
+        workspace's paths alone, never its files' text (two queries, however many results)."""
         try:
-            files = self.workspace.files()
+            paths = self.workspace.paths()
         except EvidenceError:  # workspace_expired: the listing expired with the run's last result
             return {}
         out: dict[str, str] = {}
-        for e in files:
-            if e.doc_id.startswith("results/"):
-                out.setdefault(e.doc_id.split("-", 1)[1], e.doc_id)
+        for path in paths:
+            if path.startswith("results/"):
+                out.setdefault(path.split("-", 1)[1], path)
         return out
 
     def handles(self) -> list[str]:
@@ -320,10 +324,28 @@ class OffloadShelf:
     def __repr__(self) -> str:
         return f"OffloadShelf({self.store.backend}, {self.principal.tenant!r}, {self.session!r}, {len(self.handles)} stored)"
 
+    # -- one call ----------------------------------------------------------------------------------------------
+    def serving(self, *, neighbours: bool = False) -> AbstractContextManager[calls.Call]:
+        """One tool call of its own (:func:`evidence_lib.calls.serving`; every tool call opens one): the listing is
+        read and each result's snapshot resolved once for the call (the listed ones together), and each result's
+        chunks are fetched and verified once, all in the call's one read transaction of the store, however many
+        matches the call finds (issue 31: a locate resolved the snapshot again for every window it cut)."""
+        return calls.serving(neighbours=neighbours)
+
+    def _kept(self) -> dict[str, Any] | None:
+        """What the current call keeps of this shelf (``None`` outside a call)."""
+        call = calls.current()
+        return None if call is None else call.kept.setdefault(self, {})
+
     @property
     def handles(self) -> list[str]:
-        """The listed handles, in the order stored."""
-        return self._listing.handles()
+        """The listed handles, in the order stored (read once per call)."""
+        kept = self._kept()
+        if kept is None:
+            return self._listing.handles()
+        if "handles" not in kept:
+            kept["handles"] = self._listing.handles()
+        return kept["handles"]
 
     @property
     def generation(self) -> tuple[str, ...]:
@@ -336,6 +358,7 @@ class OffloadShelf:
         """Start a new listing: the results stored so far stay readable by handle but are no longer :meth:`visible`."""
         with self._lock:
             self._listing.clear()
+            (self._kept() or {}).pop("handles", None)
 
     def put(self, content: str, *, tool: str, call_id: str = "") -> IndexEntry:
         """Store ``content`` (what ``tool`` returned to call ``call_id``) for ``ttl``; its entry (handle, revision,
@@ -352,20 +375,54 @@ class OffloadShelf:
         with self._lock:
             snap = self.store.put_snapshot(self.principal.tenant, self.key_session, doc_id, [doc], ttl=self.ttl)
             self._listing.add(doc_id)
+            kept = self._kept() or {}
+            kept.pop("handles", None)
+            kept.get("snaps", {}).pop(doc_id, None)
             return snap.entry(doc_id, self.principal, "read")
 
     def expires_at(self, doc_id: str) -> str:
-        return self._snap(doc_id).expires_at.isoformat()
+        return self.expiry(doc_id).isoformat()
+
+    def expiry(self, doc_id: str) -> datetime:
+        """When the stored result ``doc_id`` expires (``unknown_doc_id`` if it is not readable now)."""
+        return self._snap(doc_id).expires_at
 
     def _snap(self, doc_id: Any):
+        """The result's snapshot, resolved once per call (else ``unknown_doc_id``, whatever the reason)."""
         if not isinstance(doc_id, str) or not doc_id.startswith(_HANDLE_PREFIX) or len(doc_id) > 64:
             raise EvidenceError("unknown_doc_id")
+        kept = self._kept()
+        if kept is None:
+            return self._resolve(doc_id)
+        snaps = kept.setdefault("snaps", {})
+        if doc_id not in snaps:
+            try:
+                snaps[doc_id] = self._resolve(doc_id)
+            except EvidenceError as e:
+                snaps[doc_id] = e.code
+        if isinstance(snaps[doc_id], str):
+            raise EvidenceError(snaps[doc_id])
+        return snaps[doc_id]
+
+    def _resolve(self, doc_id: str):
         try:
             return self.store.snapshot(self.principal.tenant, self.key_session, doc_id)
         except EvidenceError as e:
             if e.code in ("snapshot_expired", "invalid_text"):
                 raise EvidenceError("unknown_doc_id") from None  # expired, cleaned up or never issued: one answer
             raise
+
+    def _resolve_listed(self, handles: list[str]) -> None:
+        """Inside a call: resolve every listed handle not resolved yet, together (two queries however many)."""
+        kept = self._kept()
+        if kept is None:
+            return
+        snaps = kept.setdefault("snaps", {})
+        todo = [d for d in handles if d not in snaps]
+        if todo:
+            found = self.store.snapshots(self.principal.tenant, self.key_session, todo)
+            for d in todo:
+                snaps[d] = found.get(d, "unknown_doc_id")
 
     def _mine(self, principal: Principal | None) -> bool:
         return principal == self.principal
@@ -375,6 +432,7 @@ class OffloadShelf:
         if not self._mine(principal):
             return []
         out = []
+        self._resolve_listed(self.handles)
         for d in self.handles:
             try:
                 out.append(self.entry(d, principal, action))
@@ -397,10 +455,25 @@ class OffloadShelf:
 
     def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
              first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
-        for d in list(doc_ids):
+        """The matches in each result, in order. Inside a call the results' candidates and first chunks are asked for
+        together (:func:`~evidence_lib.store.snapshot.prefetch`), however many results the listing holds."""
+        doc_ids = list(doc_ids)
+        if self._kept() is not None and self._mine(principal):
+            snaps = []
+            for d in doc_ids:
+                try:
+                    snaps.append(self._snap(d))
+                except EvidenceError:
+                    break  # refused below, in order; nothing after it is read
+            prefetch(snaps, term, options)
+        for d in doc_ids:
             self.entry(d, principal)
-            yield from self._translated(lambda: list(self._snap(d).find(term, [d], principal, first_only=first_only,
-                                                                       options=options)))
+            try:
+                yield from self._snap(d).find(term, [d], principal, first_only=first_only, options=options)
+            except EvidenceError as e:
+                if e.code == "snapshot_expired":
+                    raise EvidenceError("unknown_doc_id") from None
+                raise
 
     @staticmethod
     def _translated(fn):

@@ -20,6 +20,7 @@ from langchain_core.messages.tool import tool_call as _lc_tool_call
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from . import calls
 from .errors import EvidenceError, error_payload, to_json
 
 #: One bound for every free-text query in the series (search_evidence, find_tools, ...).
@@ -146,11 +147,12 @@ class EvidenceTool(StructuredTool):
     """A StructuredTool whose argument violations raise ``EvidenceError`` with a stable code.
 
     ``bound_codes`` maps fields to the code a crossed bound raises; ``on_refusal`` (set by the tool
-    builders) hears about every argument refusal, so a ledger can count what entered the context.
+    builders) hears about every argument refusal, so a ledger can count what entered the context (and may answer
+    with the error the call is refused with instead: a ledger whose refusal cap was reached meanwhile).
     """
 
     bound_codes: dict[str, str] = {}
-    on_refusal: Callable[[str, EvidenceError], None] | None = None
+    on_refusal: Callable[[str, EvidenceError], EvidenceError | None] | None = None
     #: Runs before the arguments are checked and may refuse the call (e.g. a ledger's refusal cap).
     before_call: Callable[[], None] | None = None
     #: The state the body works on (``evidence_tools``' session: source, principal, ledger), so that a caller may
@@ -164,15 +166,23 @@ class EvidenceTool(StructuredTool):
                 self.before_call()
             return check_args(schema, tool_input, self.bound_codes)
         except EvidenceError as e:
-            if self.on_refusal is not None:
-                self.on_refusal(self.name, e)
+            answer = self.on_refusal(self.name, e) if self.on_refusal is not None else None
+            if isinstance(answer, EvidenceError) and answer is not e:
+                raise answer from None
             raise
 
     def run(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
-        return super().run(self._checked(tool_input), *args, **kwargs)
+        """One tool call, in a call scope of its own (:func:`evidence_lib.calls.serving`): what it verifies, fetches
+        and reads of a store (one read transaction) is its alone, and no earlier call's."""
+        with calls.serving():
+            return super().run(self._checked(tool_input), *args, **kwargs)
 
     async def arun(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
-        return await super().arun(self._checked(tool_input), *args, **kwargs)
+        """As :meth:`run`; the body runs in a worker thread (langchain-core's executor), where it opens its own call
+        scope: none is held across the await."""
+        with calls.serving():
+            checked = self._checked(tool_input)
+        return await super().arun(checked, *args, **kwargs)
 
 
 def tool_call(name: str, args: Mapping[str, Any], call_id: str) -> dict[str, Any]:

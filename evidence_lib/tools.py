@@ -7,10 +7,10 @@ tool call the way an agent loop would and always returns a ``ToolMessage``.
 
 from __future__ import annotations
 
+import threading
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
-from contextvars import ContextVar
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field, create_model
 
+from . import calls
 from .access import Principal, allowed
 from .errors import EvidenceError, to_json
 from .index import EvidenceIndex, IndexEntry, IndexProtocol
@@ -34,7 +35,7 @@ from .profiles.compact import (COMPACT_EXCERPTS, COMPACT_READ_DESCRIPTION,  # no
                                COMPACT_SEARCH_DESCRIPTION)
 from .toolkit import MAX_QUERY_CHARS, EvidenceTool, StrictArgs, run_tool_call, tool_call
 
-__all__ = ["BODY_HOOK", "DEFAULT_PAGE_CHARS", "MANIFEST_LIMIT", "MAX_MANIFEST_BYTES", "MAX_MANIFEST_LIMIT",
+__all__ = ["DEFAULT_PAGE_CHARS", "MANIFEST_LIMIT", "MAX_MANIFEST_BYTES", "MAX_MANIFEST_LIMIT",
            "MAX_PAGE_CHARS", "MAX_QUERY_CHARS", "MAX_REVISION_CHARS", "MAX_TITLE_CHARS", "EvidenceTool", "StrictArgs",
            "evidence_tools", "read_page", "run_tool_call", "tool_call"]
 
@@ -151,13 +152,6 @@ def page_body(index: IndexProtocol, entry: IndexEntry, p: Page, principal: Princ
     return page_reply(labels, p, text)  # labels, start, end, total_chars, next_offset, text
 
 
-#: Notebook 09: while set (by the agent loop, for one message), a tool body runs as ``hook(session, tool, body,
-#: args)`` instead of ``body(*args)``: the loop serves the pages it fetched ahead in parallel
-#: (evidence_lib.integrations.langchain.loop).
-BODY_HOOK: ContextVar[Callable[[Any, str, Callable[..., str], tuple], str] | None] = ContextVar("body_hook",
-                                                                                               default=None)
-
-
 @dataclass(frozen=True)
 class Located:
     """What one excerpt locate found (:meth:`_Session.excerpt_locate`), for a profile to render."""
@@ -175,7 +169,11 @@ class Located:
 
 @dataclass
 class _Session:
-    """What the tools share: the source, the principal bound by the application, the ledger, the profile."""
+    """What the tools share: the source, the principal bound by the application, the ledger, the profile.
+
+    One session serves parallel calls (LangGraph runs one message's calls in threads): each call works on the
+    ``index`` it started with (a search running meanwhile changes it for later calls only), and the caches below
+    only ever hold what any call may reuse."""
 
     source: Any  # an IndexProtocol (a fixed candidate set) or a RetrieverSource (one snapshot per query)
     principal: Principal | None
@@ -183,13 +181,14 @@ class _Session:
     locate_options: LocateOptions
     manifest_limit: int
     profile: Profile = ARTICLE
-    index: Any = None  # what read and locate work on now: the source, a snapshot, or a Reach (snapshot + the rest)
+    _index: Any = field(default=None, repr=False)  # the source, a snapshot, or a Reach (snapshot + the rest)
     last: Any = None  # over a retriever: the last query's snapshot (what search lists)
     query: str | None = None
     rev_shown: set = field(default_factory=set)  # compact: (doc_id, revision) the model was shown this snapshot
     handles: dict = field(default_factory=dict)  # compact: the snapshot's handle length, per snapshot object
     nfc_texts: dict = field(default_factory=dict)  # NFC locate: sha256 -> whether that text is NFC (read once)
     doc_ids: Any = None  # over a retriever: the task's registry of ids (retrieval.snapshot.DocIds), made on first use
+    _shown_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.per_query = not isinstance(self.source, IndexProtocol)  # a retriever: one snapshot per query
@@ -197,11 +196,26 @@ class _Session:
             from .retrieval.snapshot import DocIds  # only with a retriever: the core never loads it
 
             self.doc_ids = DocIds()
-        if self.index is None and self.per_query:
+        if self._index is None and self.per_query:
             self.last = EvidenceIndex(None, [], {})  # before any search: nothing ranked yet
             self.index = self.reach(self.last)
-        elif self.index is None:
+        elif self._index is None:
             self.index = self.source
+
+    @property
+    def index(self) -> Any:
+        """What read and locate work on: within a tool call, the index the call started with (kept on the call)."""
+        call = calls.current()
+        if call is None:
+            return self._index
+        return call.kept.setdefault(("session index", id(self)), self._index)
+
+    @index.setter
+    def index(self, value: Any) -> None:
+        self._index = value
+        call = calls.current()
+        if call is not None:
+            call.kept[("session index", id(self))] = value
 
     def reach(self, snapshot: Any) -> Any:
         """What read and locate cover after a search that made ``snapshot``: the snapshot first, then every other
@@ -220,16 +234,21 @@ class _Session:
         return not self.per_query or self.index is not self.last
 
     def guarded(self, tool: str, fn, *args):
-        hook = BODY_HOOK.get()
+        """Run one tool's body in its call scope (:func:`evidence_lib.calls.within`: the tool call's own); a refusal
+        is recorded once the call's reads are over."""
         try:
-            return fn(*args) if hook is None else hook(self, tool, fn, args)
+            with calls.within():
+                return fn(*args)
         except EvidenceError as e:
-            self.record_refusal(tool, e)
+            answer = self.record_refusal(tool, e)
+            if answer is not e:
+                raise answer from None
             raise
 
-    def record_refusal(self, tool: str, error: EvidenceError) -> None:
-        if self.ledger is not None:
-            self.ledger.refused(tool, error)
+    def record_refusal(self, tool: str, error: EvidenceError) -> EvidenceError:
+        """Record a refused call in the ledger; the error the call answers with (the ledger's refusal cap may have
+        been reached by parallel calls meanwhile: :meth:`~evidence_lib.ledger.Ledger.refused`)."""
+        return error if self.ledger is None else self.ledger.refused(tool, error)
 
     # -- per-snapshot state a profile may show: handles and revisions (the compact profile) ----------------------
     def handle_of(self, entry: IndexEntry) -> str:
@@ -242,14 +261,16 @@ class _Session:
     def revision_once(self, entry: IndexEntry) -> str | None:
         """The revision to show with ``entry``'s first block (``None``: the model was shown it already)."""
         key = (entry.doc_id, shown_revision(entry.revision))
-        if key in self.rev_shown:
-            return None
-        self.rev_shown.add(key)
+        with self._shown_lock:  # parallel calls: exactly one of them shows it
+            if key in self.rev_shown:
+                return None
+            self.rev_shown.add(key)
         return entry.revision
 
     def mark_revisions_shown(self, shown: Iterable[tuple[str, str]]) -> None:
         """``(doc_id, revision)`` pairs a reply showed: later blocks of those documents leave the revision out."""
-        self.rev_shown.update(shown)
+        with self._shown_lock:
+            self.rev_shown.update(shown)
 
     # -- search ---------------------------------------------------------------------------
     def search(self, query: str, cursor: int = 0) -> str:
@@ -336,7 +357,7 @@ class _Session:
         if query is not None:
             self.use_query(query)  # before the doc_id is looked up: the snapshot is part of what locate covers
         entry = self.index.entry(doc_id, self.principal, "read") if doc_id is not None else None
-        with serving(self.index, neighbours=self.profile.serves_neighbours):
+        with calls.within(neighbours=self.profile.serves_neighbours):  # the tool call's scope (:func:`serving`)
             content, excerpts = self.profile.locate(self, term, entry, cursor)
         return self._charge("locate_evidence", content, excerpts=excerpts)  # after the call's last check
 
@@ -467,12 +488,12 @@ class _Session:
 
     # -- read -----------------------------------------------------------------------------
     def read(self, doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS) -> str:
-        """The teaching body (:func:`read_page`) wrapped in the ledger: admit, then dedupe and charge in one step
-        under the ledger's lock, the page fetched only if it was not read already (notebook 05)."""
+        """The teaching body (:func:`read_page`) wrapped in the ledger: admitted and deduped on the counters, the page
+        fetched (outside the ledger's lock) only if it was not read already, then charged with every limit checked
+        again (notebook 05; :meth:`~evidence_lib.ledger.Ledger.charge_read`)."""
         entry, p = page_of(self.index, doc_id, offset, limit, self.principal)  # checked once, looked up once
         if self.ledger is None:
             return self._page_content(entry, p)
-        self.ledger.admit("read_evidence")
         revision = shown_revision(entry.revision)
 
         def seen(earlier: list[tuple[int, int]]) -> str:  # answered from memory: a call, not a read of the document
@@ -500,10 +521,11 @@ def check_query(query: Any) -> None:
 
 
 def serving(index: Any, *, neighbours: bool = False) -> AbstractContextManager[Any]:
-    """One call of ``index``: a store snapshot fetches and verifies each chunk once and checks that it is published
-    once (:meth:`~evidence_lib.store.StoreSnapshot.serving`); other indexes need nothing."""
+    """One call of ``index``, a call of its own (:func:`evidence_lib.calls.serving`; every tool call opens one): a
+    store snapshot fetches and verifies each chunk once and checks that it is published once
+    (:meth:`~evidence_lib.store.StoreSnapshot.serving`), an index reads and verifies each document once."""
     serve = getattr(index, "serving", None)
-    return serve(neighbours=neighbours) if serve is not None else nullcontext()
+    return serve(neighbours=neighbours) if serve is not None else calls.serving(neighbours=neighbours)
 
 
 def locate_description(opts: LocateOptions, profile: str | Profile = "article") -> str:

@@ -33,7 +33,7 @@ def test_import_evidence_lib_loads_the_protocol_core_only():
     mods = loaded_after("import evidence_lib")
     assert not [m for m in mods if m.split(".")[1:2] and m.split(".")[1] in HEAVY], mods
     assert set(mods) == {"evidence_lib", *(f"evidence_lib.{m}" for m in (
-        "_renames", "access", "citations", "clock", "documents", "errors", "ids", "index", "ledger", "lines", "locate",
+        "_renames", "access", "calls", "citations", "clock", "documents", "errors", "ids", "index", "ledger", "lines", "locate",
         "measure", "paging", "profiles", "profiles.article", "profiles.base", "profiles.compact", "spans", "text",
         "toolkit", "tools"))}
 

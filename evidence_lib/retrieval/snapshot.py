@@ -34,6 +34,7 @@ from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.vectorstores import InMemoryVectorStore
 
+from .. import calls
 from ..access import NOBODY, Access, Action, Principal, allowed, parse_access
 from ..documents import Document
 from ..ids import escape_doc_id
@@ -234,11 +235,11 @@ class Reach:
 
     @contextmanager
     def serving(self, *, neighbours: bool = False) -> Iterator[Reach]:
-        """One tool call: each document's bytes are checked against its sha256 once, however many matches and
-        excerpt windows the call reads of it (like a store snapshot's ``serving``); checked again on the next call.
-        Each index keeps that call's texts in a context variable (:meth:`EvidenceIndex.serving`), never on this
-        object: calls in other threads or tasks verify for themselves."""
-        with self.last.serving(neighbours=neighbours), self.whole.serving(neighbours=neighbours):
+        """One tool call of its own (:func:`evidence_lib.calls.serving`), shared by both indexes: each document's
+        bytes are checked against its sha256 once, however many matches and excerpt windows the call reads of it
+        (like a store snapshot's ``serving``); checked again on the next call. The texts are kept on the call, never
+        on this object: calls in other threads or tasks, and any call after this one ended, verify for themselves."""
+        with calls.serving(neighbours=neighbours):
             yield self
 
     @property

@@ -21,6 +21,7 @@ from ..documents import Document
 from ..errors import EvidenceError
 from ..index import MAX_STORED_BYTES
 from ..paging import MAX_PAGE_CHARS, page, page_reply
+from ..toolkit import clean_text
 from .common import DEFAULT_STORE_TTL, MAX_KEY_CHARS, SnapshotKey, alive, artifact_query, check_text, from_us, \
     sha256_text
 from .snapshot import StoreSnapshot
@@ -29,10 +30,11 @@ __all__ = ["artifact_key", "delete_artifact", "put_artifact", "read_artifact"]
 
 
 def artifact_key(tenant: Any, session: Any, artifact_id: Any) -> SnapshotKey | None:
-    """The snapshot key of an artifact; None for an id no artifact can have (answered like any unknown id)."""
+    """The snapshot key of an artifact; None for an id no artifact can have (answered like any unknown id: one no
+    store can hold, a NUL or a lone surrogate, never reaches the database)."""
     key = SnapshotKey.checked(check_text(tenant, "tenant", lo=1, hi=MAX_KEY_CHARS),
                               check_text(session, "session", lo=1, hi=MAX_KEY_CHARS), "")
-    if not isinstance(artifact_id, str) or not 1 <= len(artifact_id) <= 64:
+    if not isinstance(artifact_id, str) or not 1 <= len(artifact_id) <= 64 or not clean_text(artifact_id):
         return None
     return SnapshotKey(key.tenant, key.session, artifact_query(artifact_id))
 

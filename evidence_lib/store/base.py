@@ -58,9 +58,11 @@ class StoreBackend(ABC):
     Rows are plain tuples (:mod:`evidence_lib.store.common` names their fields). Times are microseconds since the
     epoch. The three context managers yield small objects: :meth:`reading` a reader with ``published(snap_id)``,
     ``candidates(snap_id, term)`` (``(doc_no, chunk_no)`` of every chunk whose body may contain ``term``; extra
-    rows are harmless) and ``chunks(snap_id, spans)`` (``(doc_no, chunk_no, body, sha256)`` of chunks ``lo..hi``
-    of each ``(doc_no, lo, hi)``, in one query); :meth:`ledger_txn` a txn with ``counters`` (None: the ledger is
-    gone), ``doc_reads(doc_id)``, ``reads_of(doc_id, sha256)`` and ``write(row, counters, excerpts)``;
+    rows are harmless), ``chunks(snap_id, spans)`` (``(doc_no, chunk_no, body, sha256)`` of chunks ``lo..hi``
+    of each ``(doc_no, lo, hi)``, in one query), and ``candidates_many`` / ``chunks_many``, the same for several
+    snapshots in one query (each row then starts with its ``snap_id``); :meth:`ledger_txn` a txn with
+    ``counters`` (None: the ledger is gone), ``doc_reads(doc_id)``, ``reads_of(doc_id, sha256)`` and
+    ``write(row, counters, excerpts)``;
     :meth:`workspace_txn` a txn with ``state``, ``files()``, ``put(row)``, ``delete(path)`` and ``set_state(...)``.
     A workspace is keyed by ``WsKey = (tenant, session, owner)``: the user who opened it.
     """
@@ -120,6 +122,10 @@ class StoreBackend(ABC):
     def ledger_open(self, tenant: str, session: str, task: str, limits: tuple, now_us: int,
                     expires_us: int) -> tuple[int, tuple]:
         """The ledger's id and stored limits, created with ``limits`` if missing (or expired at ``now_us``)."""
+
+    @abstractmethod
+    def ledger_extend(self, lid: int, until_us: int, now_us: int) -> bool:
+        """Make the ledger, if alive at ``now_us``, expire no earlier than ``until_us``; whether it was alive."""
 
     @abstractmethod
     def ledger_txn(self, lid: int) -> AbstractContextManager[Any]:
@@ -245,6 +251,36 @@ class EvidenceStore(StoreBackend):
                 return snap
         raise EvidenceError("snapshot_expired")  # replaced LOOKUP_ATTEMPTS times while being read
 
+    def snapshots(self, tenant: str, session: str, queries: Iterable[str]) -> dict[str, StoreSnapshot]:
+        """The published snapshots of ``queries`` under one ``(tenant, session)`` that are alive now, by query, looked
+        up together (:meth:`_snapshot_rows`: two queries in one read transaction on SQL backends); the others are
+        left out. What a caller resolving many keys at once uses (the offload shelf's listing)."""
+        keys = {q: SnapshotKey.checked(tenant, session, q) for q in dict.fromkeys(queries)}
+        out: dict[str, StoreSnapshot] = {}
+        now = self.now_us()
+        for row, docs in self._snapshot_rows(list(keys.values())):
+            if not alive(row.created_us, row.expires_us, now):
+                continue
+            if docs:
+                out[row.key.query] = self._seen(StoreSnapshot(self, row, docs))
+                continue
+            try:  # no document: empty, or replaced between the two queries; looked up alone
+                out[row.key.query] = self.snapshot(tenant, session, row.key.query)
+            except EvidenceError:
+                pass
+        return out
+
+    def _snapshot_rows(self, keys: list[SnapshotKey]) -> list[tuple[SnapRow, list[DocRow]]]:
+        """The published rows of ``keys`` (one ``(tenant, session)``) with their documents; a backend may batch it."""
+        rows = [self.lookup_snapshot(k) for k in keys]
+        return [(r, self.document_rows(r.snap_id)) for r in rows if r is not None]
+
+    @staticmethod
+    def _seen(snap: StoreSnapshot) -> StoreSnapshot:
+        """``snap``, just seen published: the current call need not check again (:meth:`StoreSnapshot.check_alive`)."""
+        snap.seen_published()
+        return snap
+
     def _open(self, row: SnapRow | None) -> StoreSnapshot:
         snap = self._read(row)
         if snap is None:
@@ -258,7 +294,7 @@ class EvidenceStore(StoreBackend):
         docs = self.document_rows(row.snap_id)
         if self.snapshot_row(row.snap_id) is None:
             return None
-        return StoreSnapshot(self, row, docs)
+        return self._seen(StoreSnapshot(self, row, docs))
 
     def delete_snapshot(self, tenant: str, session: str, query: str) -> bool:
         return self.delete_snapshot_key(SnapshotKey.checked(tenant, session, query))

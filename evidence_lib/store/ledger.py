@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import EvidenceError
 from ..ledger import Budget, Ledger, LedgerEntry, ReadRecord, Tally
 from ..paging import covering_reads
-from .common import DEFAULT_STORE_TTL, MAX_KEY_CHARS, check_int64, check_text, expiry_us, ttl_us
+from .common import DEFAULT_STORE_TTL, MAX_KEY_CHARS, check_int64, check_text, expiry_us, to_us, ttl_us
 
 LIMITS = tuple(f.name for f in fields(Budget))
 COUNTERS = ("step", "calls", "chars", "bytes", "tokens", "all_calls", "all_chars", "all_bytes", "all_tokens",
@@ -139,6 +139,17 @@ class StoreLedger(Ledger):
         c["calls" if entry.charged else "refused"] += 1
         txn.write(entry_row(entry), c, [(entry.step, x.doc_id, x.revision, x.start, x.end, x.sha256)
                                         for x in entry.excerpts])
+
+    def keep_until(self, until: datetime) -> None:
+        """Live at least until ``until``: something the task can still read (an offloaded result) expires then, so
+        its ledger must not expire first (issue 31: a result stored after a day's idleness answered
+        ``ledger_expired`` while its handle said it was readable). An alive ledger's expiry is extended; one that
+        expired or was removed is opened anew, a new budget, as opening the task again would."""
+        now, until_us = self.store.now_us(), to_us(until)
+        if not self.store.ledger_extend(self.lid, until_us, now):
+            expires = max(expiry_us(now, timedelta(microseconds=self.ttl_us)), until_us)
+            self.lid, _ = self.store.ledger_open(*self.key, budget_limits(self.budget), now, expires)
+            self.store.ledger_extend(self.lid, until_us, now)  # another worker may have opened it first
 
     def context(self) -> dict[str, int]:
         c = self._counters(self.store.ledger_counters(self.lid))

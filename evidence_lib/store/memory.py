@@ -42,25 +42,35 @@ class _LedgerTxn:
 
 
 class _Reader:
-    """What one call of the page-serving path asks, under the store's lock (:meth:`MemoryStore.reading`)."""
+    """What one call of the page-serving path asks (:meth:`MemoryStore.reading`): each question under the store's
+    lock, held for that question only, so calls in other threads read meanwhile."""
 
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
 
     def published(self, snap_id: int) -> bool:
-        return self.store._snap_row(snap_id) is not None
+        with self.store._lock:
+            return self.store._snap_row(snap_id) is not None
 
     def candidates(self, snap_id: int, term: str) -> list[tuple[int, int]]:
         """Every chunk holding ``term``: a scan of the snapshot's chunks (no index in memory)."""
-        docs = [d[0] for d in self.store._docs.get(snap_id, ())]
-        return [(d, c) for d in docs for c, (body, _) in self.store._chunk_map.get((snap_id, d), {}).items()
-                if term in body]
+        with self.store._lock:
+            maps = self.store._chunk_map
+            docs = [(d[0], dict(maps.get((snap_id, d[0]), {}))) for d in self.store._docs.get(snap_id, ())]
+        return [(d, c) for d, chunks in docs for c, (body, _) in chunks.items() if term in body]
+
+    def candidates_many(self, items: list[tuple[int, str]]) -> list[tuple[int, int, int]]:
+        return [(s, d, c) for s, term in items for d, c in self.candidates(s, term)]
+
+    def chunks_many(self, wanted: list[tuple[int, list[tuple[int, int, int]]]]) -> list[tuple[int, int, int, str, str]]:
+        return [(s, *row) for s, spans in wanted for row in self.chunks(s, spans)]
 
     def chunks(self, snap_id: int, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, str, str]]:
         out = []
-        for d, lo, hi in spans:
-            chunks = self.store._chunk_map.get((snap_id, d), {})
-            out.extend((d, c, *chunks[c]) for c in range(lo, hi + 1) if c in chunks)
+        with self.store._lock:
+            for d, lo, hi in spans:
+                chunks = self.store._chunk_map.get((snap_id, d), {})
+                out.extend((d, c, *chunks[c]) for c in range(lo, hi + 1) if c in chunks)
         return out
 
 
@@ -164,8 +174,7 @@ class MemoryStore(EvidenceStore):
 
     @contextmanager
     def reading(self) -> Iterator[_Reader]:
-        with self._lock:
-            yield _Reader(self)
+        yield _Reader(self)  # each question takes the lock: a slow reader never holds up the others
 
     def _artifact_count(self, snap_ids: list[int]) -> int:
         """How many of ``snap_ids`` are published artifacts (counted as ``artifacts``, not ``snapshots``)."""
@@ -238,6 +247,14 @@ class MemoryStore(EvidenceStore):
                                       "entries": [], "excerpts": []}
             lid = self._ledger_ids[key]
             return lid, self._ledgers[lid]["limits"]
+
+    def ledger_extend(self, lid: int, until_us: int, now_us: int) -> bool:
+        with self._lock:
+            ledger = self._ledgers.get(lid)
+            if ledger is None or ledger["counters"]["expires_us"] <= now_us:
+                return False
+            ledger["counters"]["expires_us"] = max(ledger["counters"]["expires_us"], until_us)
+            return True
 
     @contextmanager
     def ledger_txn(self, lid: int):

@@ -1,8 +1,10 @@
 """The PostgreSQL backend (psycopg 3): one store for several workers or machines. Notebook 11.
 
-Connection policy, stated once: ``autocommit=True`` with explicit ``conn.transaction()`` blocks; ledger rows
-are locked with ``SELECT ... FOR UPDATE`` and publishing a snapshot or writing a workspace takes a
-transaction-scoped advisory lock on its key. psycopg is imported here only (``pip install '.[postgres]'``).
+Connection policy, stated once: a pool of connections (``psycopg_pool``, at most ``pool_size``; a transaction
+takes one and gives it back, so reads in several threads run at once), each ``autocommit=True`` with explicit
+transactions (:class:`~evidence_lib.store.sqlbase.SQLStore`'s); ledger rows are locked with ``SELECT ... FOR UPDATE``
+and publishing a snapshot or writing a workspace takes a transaction-scoped advisory lock on its key. psycopg and
+psycopg_pool are imported here only (``pip install '.[postgres]'``).
 
 Locate uses one GIN index over ``(snap_id + 0, body gin_trgm_ops)`` (``btree_gin`` gives GIN the integer key),
 queried with ``snap_id + 0 = ? AND body LIKE '%term%'``. The snapshot is part of the index key, so the index hands back
@@ -33,8 +35,8 @@ from __future__ import annotations
 
 import re
 import secrets
-import threading
 import warnings
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -114,38 +116,55 @@ def like_pattern(term: str) -> str:
 
 
 class PostgresStore(SQLStore):
-    """The store in a PostgreSQL database given by ``dsn`` (e.g. ``$EVIDENCE_PG_DSN``)."""
+    """The store in a PostgreSQL database given by ``dsn`` (e.g. ``$EVIDENCE_PG_DSN``), through a pool of at most
+    ``pool_size`` connections: a tool call holds one at a time, so that many calls of this process read at once
+    (more wait for a free connection, up to the pool's 30 s timeout)."""
 
     backend = "postgres"
     FOR_UPDATE = " FOR UPDATE"
     REWRITE = True
 
-    def __init__(self, dsn: str, clock) -> None:
+    def __init__(self, dsn: str, clock, *, pool_size: int = 8) -> None:
         import psycopg  # optional dependency: only this backend needs it
+        from psycopg_pool import ConnectionPool
 
         super().__init__(clock)
-        self._lock = threading.RLock()
         self._unanalyzed = 0
-        self._conn = psycopg.connect(dsn, autocommit=True, prepare_threshold=None)
-        with self._tx(write=True) as q:
-            q("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
-            migrate(q, schema("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY") + TRIGRAM + PG_GRAMS, self)
-            self.lc_ctype = q.one("SELECT datctype FROM pg_database WHERE datname = current_database()")[0]
+        options = {"autocommit": True, "prepare_threshold": None}
+        with psycopg.connect(dsn, **options) as conn:  # a bad DSN fails here, at once; the schema is checked once
+            q = self._q(conn)
+            with conn.transaction():
+                q("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
+                self._local.q = q
+                try:
+                    migrate(q, schema("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY") + TRIGRAM + PG_GRAMS, self)
+                finally:
+                    self._local.q = None
+                self.lc_ctype = q.one("SELECT datctype FROM pg_database WHERE datname = current_database()")[0]
         if self.lc_ctype in ("C", "POSIX"):
             warnings.warn(f"this database's LC_CTYPE is {self.lc_ctype}: pg_trgm skips non-ASCII characters, so "
                           "locate on Chinese terms scans every chunk; use --locale=C.UTF-8", stacklevel=2)
+        self._conns: weakref.WeakSet = weakref.WeakSet()  # every connection the pool opened (tests watch them)
+        self._pool = ConnectionPool(dsn, min_size=1, max_size=pool_size, kwargs=options, configure=self._configure,
+                                    open=True, name="evidence-store")
+        self._pool.wait()  # its first connection is ready (the DSN was checked above): calls never race its opening
 
     def __repr__(self) -> str:
         return "PostgresStore()"
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+    def _configure(self, conn) -> None:
+        self._conns.add(conn)
+        for hook in list(self._on_connect):
+            hook(conn)
 
-    @contextmanager
-    def _tx(self, write: bool = False):
-        with self._lock, self._conn.transaction():
-            yield Q(self._conn.cursor(), rewrite=True)
+    def _acquire(self):
+        return self._pool.getconn()
+
+    def _release(self, conn) -> None:
+        self._pool.putconn(conn)
+
+    def close(self) -> None:
+        self._pool.close()
 
     @contextmanager
     def bulk_load(self, *, maintenance_work_mem: str = "1GB"):
@@ -159,18 +178,18 @@ class PostgresStore(SQLStore):
         schema check does), which costs this load speed, not correctness. The indexes are rebuilt even if the
         block raises.
         """
-        with self._lock:
-            self._conn.execute(f"DROP INDEX IF EXISTS {TRIGRAM_INDEX}")
-            self._conn.execute(f"DROP INDEX IF EXISTS {GRAM_INDEX}")
+        with self._pool.connection() as conn:
+            conn.execute(f"DROP INDEX IF EXISTS {TRIGRAM_INDEX}")
+            conn.execute(f"DROP INDEX IF EXISTS {GRAM_INDEX}")
         try:
             yield self
         finally:
-            with self._lock, self._conn.transaction():
-                self._conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
-                self._conn.execute(TRIGRAM[-1])
-                self._conn.execute(GRAM_INDEX_DDL)
-            with self._lock:
-                self._conn.execute("ANALYZE chunks")
+            with self._pool.connection() as conn:
+                with conn.transaction():
+                    conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
+                    conn.execute(TRIGRAM[-1])
+                    conn.execute(GRAM_INDEX_DDL)
+                conn.execute("ANALYZE chunks")
             self._unanalyzed = 0
 
     def add_rows(self, snap_id: int, docs: list, chunks: list) -> None:
@@ -180,35 +199,31 @@ class PostgresStore(SQLStore):
     def publish_snapshot(self, snap_id: int) -> None:
         super().publish_snapshot(snap_id)
         if self._unanalyzed > 500:  # fresh statistics, or the planner seq-scans instead of using the GIN index
-            with self._lock:
-                self._conn.execute("ANALYZE chunks")
             self._unanalyzed = 0
-
-    def _one(self, sql: str, params: tuple = ()):
-        with self._lock:  # one statement in autocommit mode: no BEGIN/COMMIT round trips
-            return Q(self._conn.cursor(), rewrite=True).one(sql, params)
-
-    def _all(self, sql: str, params: tuple = ()) -> list:
-        with self._lock:
-            return Q(self._conn.cursor(), rewrite=True).all(sql, params)
+            with self._pool.connection() as conn:
+                conn.execute("ANALYZE chunks")
 
     def _lock_key(self, q: Q, *parts: str) -> None:
         q("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("\x1f".join(parts),))
 
-    def _candidates(self, q: Q, snap_id: int, term: str) -> list:
-        q("SET LOCAL enable_seqscan = off")  # a seq scan would read every tenant's rows (the rest of this read too)
+    def _before_candidates(self, q: Q) -> None:
+        if not getattr(q, "no_seqscan", False):  # once per transaction: SET LOCAL lasts until it ends
+            q("SET LOCAL enable_seqscan = off")  # a seq scan would read every tenant's rows (the rest of this read too)
+            q.no_seqscan = True  # type: ignore[attr-defined]
+
+    def _candidate_query(self, snap_id: int, term: str) -> tuple[str, tuple]:
         if gram_term(term):  # a CJK unigram or bigram: the gram index's chunks of this snapshot holding it
-            return q.all(f"SELECT doc_no, chunk_no FROM chunks WHERE snap_id - 0 = CAST(? AS bigint) "
-                         f"AND {GRAM_FUNCTION}(body) @> ARRAY[CAST(? AS bigint)]", (snap_id, gram_code(term)))
+            return (f"SELECT snap_id, doc_no, chunk_no FROM chunks WHERE snap_id - 0 = CAST(? AS bigint) "
+                    f"AND {GRAM_FUNCTION}(body) @> ARRAY[CAST(? AS bigint)]", (snap_id, gram_code(term)))
         if len(term) < MIN_INDEXED_CHARS:  # no trigram: the btree gives this snapshot's chunks, strpos checks
-            return q.all("SELECT doc_no, chunk_no FROM chunks WHERE snap_id = ? AND strpos(body, ?) > 0",
-                         (snap_id, term))
+            return "SELECT snap_id, doc_no, chunk_no FROM chunks WHERE snap_id = ? AND strpos(body, ?) > 0", \
+                (snap_id, term)
         # The planner prices LIKE by the heap row alone, not by the TOASTed body it must fetch, so given the
         # chance it walks the btree over every chunk of the snapshot. The expression ``snap_id + 0`` matches
         # the GIN index's first column and no btree: the one plan left asks the index for this snapshot's
         # chunks holding the trigrams, and rechecks only those.
-        return q.all("SELECT doc_no, chunk_no FROM chunks WHERE snap_id + 0 = CAST(? AS bigint) AND body LIKE ?",
-                     (snap_id, like_pattern(term)))
+        return ("SELECT snap_id, doc_no, chunk_no FROM chunks WHERE snap_id + 0 = CAST(? AS bigint) AND body LIKE ?",
+                (snap_id, like_pattern(term)))
 
     def _count_grams(self, q: Q) -> int:
         # The entries the gram index holds: each chunk's distinct gram codes (evaluated on every chunk: slow).

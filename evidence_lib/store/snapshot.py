@@ -4,28 +4,32 @@
 ``find``) from the store. A page or an excerpt fetches only the chunks it covers, each checked against the sha256
 recorded with it; a whole text is checked against the document's sha256.
 
-One page-serving path (issue 15): inside :meth:`StoreSnapshot.serving` (a tool call), every chunk is fetched and
-verified once, a locate asks the index for its candidates and fetches their chunks in the same read transaction (in
-batches of :data:`BATCH_CHUNKS`), and the check that the snapshot is still published is made once, in the call's
-first transaction. A call therefore costs a fixed number of round trips, whatever the number of its excerpts.
+One page-serving path (issues 15 and 31): inside a tool call (:mod:`evidence_lib.calls`; :meth:`StoreSnapshot.serving`
+opens one), every chunk is fetched and verified once, a locate asks the index for its candidates and fetches their
+chunks in the same read transaction (in batches of :data:`BATCH_CHUNKS`, all in the call's one read transaction of
+the store), and the check that the snapshot is still published is made once (a fetch that finds the chunks proves it:
+a snapshot's chunks go in the transaction that removes it). A call therefore costs a fixed number of round trips,
+whatever the number of its matches. What a call kept is the call's alone: closed with it, never seen by another.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
+from .. import calls
 from ..access import Action, Principal, allowed
 from ..errors import EvidenceError
 from ..index import IndexEntry, Snapshot, sha256_hex, text_range
 from ..locate import LocateOptions, find as scan_find, find_all, wrap_points
+from ..toolkit import clean_text
 from .common import CHUNK_CHARS, MIN_INDEXED_CHARS, OVERLAP_CHARS, DocRow, SnapRow, SnapshotStorage, \
     access_from_json, alive, check_text, from_us, gram_term
 
-#: Most chunks one read transaction of a locate fetches (its candidates' chunks, in the order of the documents).
-BATCH_CHUNKS = 128
+#: Most chunks one statement of a locate fetches (its candidates' chunks, in the order of the documents): at least
+#: ``tools.MAX_LOCATE_MATCHES``, so a compact locate's candidates come in one.
+BATCH_CHUNKS = 512
 
 
 def literal_pieces(term: str) -> list[str]:
@@ -43,18 +47,13 @@ def indexable(piece: str) -> bool:
 
 @dataclass
 class _Call:
-    """What one call fetched and verified from one snapshot: each chunk is fetched and hashed once per call."""
+    """What one call fetched and verified from one snapshot (kept on the :class:`~evidence_lib.calls.Call`): each
+    chunk is fetched and hashed once per call."""
 
-    snap_id: int
-    neighbours: bool = False  # also fetch the chunks either side of a candidate (a compact locate's windows)
     alive: bool = False  # checked against the store in this call
-    owed: bool = False  # visible() answered from memory: the call's first transaction makes the check
+    candidates: dict[str, set[tuple[int, int]]] = field(default_factory=dict)  # term -> the index's (doc_no, chunk_no)
     chunks: dict[tuple[int, int], str] = field(default_factory=dict)  # (doc_no, chunk_no) -> verified body
     texts: dict[int, str] = field(default_factory=dict)  # doc_no -> whole text, verified against its sha256
-
-
-#: The call in progress in this thread or task (:meth:`StoreSnapshot.serving`).
-_CALL: ContextVar[_Call | None] = ContextVar("evidence_store_call", default=None)
 
 
 def _spans(pairs: Iterable[tuple[int, int]]) -> list[tuple[int, int, int]]:
@@ -103,30 +102,25 @@ class StoreSnapshot:
         return f"StoreSnapshot({self.store.backend}, {self.tenant!r}, {len(self)} documents)"
 
     # -- one call ------------------------------------------------------------------------------------------
-    @contextmanager
-    def serving(self, *, neighbours: bool = False) -> Iterator[None]:
-        """One tool call (``_Session.locate`` opens it): chunks fetched and verified once, the published check
-        made once, in the call's first transaction (or here, at the end, if the call never touched the store).
+    def serving(self, *, neighbours: bool = False) -> AbstractContextManager[calls.Call]:
+        """One tool call of its own (:func:`evidence_lib.calls.serving`; every tool call opens one): chunks fetched
+        and verified once, the published check made once, the store's reads in one read transaction.
         ``neighbours``: a locate's candidate chunks come with the chunks either side (its excerpt windows)."""
-        if self._call_now() is not None:  # nested: the outer call serves
-            yield
-            return
-        call = _Call(self.row.snap_id, neighbours)
-        token = _CALL.set(call)
-        try:
-            yield
-            if call.owed and not call.alive:
-                self.check_alive()
-        finally:
-            _CALL.reset(token)
+        return calls.serving(neighbours=neighbours)
 
     def _call_now(self) -> _Call | None:
-        call = _CALL.get()
-        return call if call is not None and call.snap_id == self.row.snap_id else None
+        """What the current call kept of this snapshot (``None`` outside a call)."""
+        call = calls.current()
+        return None if call is None else call.kept.setdefault((self.store, self.row.snap_id), _Call())
 
     def _call(self) -> _Call:
-        """The call in progress, or a call of its own for a use outside :meth:`serving`."""
-        return self._call_now() or _Call(self.row.snap_id)
+        """The current call's, or a call of its own for a use outside one (nothing kept afterwards)."""
+        return self._call_now() or _Call()
+
+    @staticmethod
+    def _neighbours() -> bool:
+        call = calls.current()
+        return call is not None and call.neighbours
 
     def check_alive(self) -> None:
         """Refuse with ``snapshot_expired`` once the snapshot expired, was deleted, replaced or cleaned up."""
@@ -136,6 +130,12 @@ class StoreSnapshot:
             return
         with self.store.reading() as r:
             self._published(r, call)
+
+    def seen_published(self) -> None:
+        """The store just found this snapshot published (inside the current call): the call's check is made."""
+        call = self._call_now()
+        if call is not None:
+            call.alive = True
 
     def _published(self, reader, call: _Call | None) -> None:
         """The published check inside the transaction ``reader``, unless ``call`` made it already."""
@@ -155,12 +155,7 @@ class StoreSnapshot:
 
     # -- the index protocol evidence_tools uses ----------------------------------------------------------
     def visible(self, principal: Principal | None = None, action: Action = "discover") -> list[IndexEntry]:
-        call = self._call_now()
-        if call is None or call.alive:
-            self.check_alive()
-        else:  # inside a call: its first transaction checks, instead of one of its own
-            self._check_clock()
-            call.owed = True
+        self.check_alive()  # once per call, in the call's read transaction
         if not self._mine(principal):
             return []
         return [e for e in self._entries.values() if allowed(e.access, principal, action)]
@@ -224,14 +219,13 @@ class StoreSnapshot:
         if missing:
             more = [p for p in ahead if p not in call.chunks]
             with self.store.reading() as r:
-                if call.owed:
-                    self._published(r, call)
                 rows = r.chunks(self.row.snap_id, _spans(missing + more))
             self._keep(call, rows)
             lost = [d for d, c in missing if (d, c) not in call.chunks]
             if lost:
                 self.check_alive()  # gone since it was opened: say so; otherwise the stored chunks changed
                 raise self._changed(lost[0])
+            call.alive = True  # its chunks are there, so it is: they go in the transaction that removes it
         return {p: call.chunks[p] for p in wanted}
 
     def _changed(self, doc_no: int) -> EvidenceError:
@@ -261,15 +255,12 @@ class StoreSnapshot:
         """
         opts = options or LocateOptions()
         doc_ids = list(doc_ids)
-        if opts.normalization == "none" and isinstance(term, str) and opts.wrapped and wrap_points(term):
-            pieces = [p for p in literal_pieces(term) if indexable(p)]
-            if pieces:
-                check_text(term, "term")
-                return self._wrapped(term, pieces, doc_ids, principal, first_only, opts)
-        if (opts.normalization != "none" or not isinstance(term, str) or not 1 <= len(term) <= OVERLAP_CHARS + 1
-                or (opts.wrapped and wrap_points(term))):
+        how, terms = _plan(term, opts)
+        if how == "scan":
             return scan_find(self._scanned(doc_ids, principal), term, opts, first_only)
         check_text(term, "term")
+        if how == "wrapped":
+            return self._wrapped(term, terms, doc_ids, principal, first_only, opts)
         return self._indexed(term, doc_ids, principal, first_only)
 
     def _scanned(self, doc_ids: list[str], principal: Principal | None) -> Iterator[tuple[str, str]]:
@@ -305,16 +296,20 @@ class StoreSnapshot:
     def _candidates(self, call: _Call, terms: Sequence[str],
                     first: Callable[[list[set[tuple[int, int]]]], list[tuple[int, int]]]) -> list[set[tuple[int, int]]]:
         """One read transaction: the published check, the index's candidate chunks of each term (stopping at the
-        first term with none) and the chunks ``first(candidates)`` names, fetched and verified."""
+        first term with none; those the call asked already, :func:`prefetch`, are not asked again) and the chunks
+        ``first(candidates)`` names that the call has not fetched yet, fetched and verified."""
         self._check_clock()
         found: list[set[tuple[int, int]]] = []
         with self.store.reading() as r:
             self._published(r, call)
             for t in terms:
-                found.append({(d, c) for d, c in r.candidates(self.row.snap_id, t)})
+                if t not in call.candidates:
+                    call.candidates[t] = {(d, c) for d, c in r.candidates(self.row.snap_id, t)}
+                found.append(call.candidates[t])
                 if not found[-1]:
                     break
-            rows = r.chunks(self.row.snap_id, _spans(first(found)))
+            wanted = [p for p in first(found) if p not in call.chunks]
+            rows = r.chunks(self.row.snap_id, _spans(wanted)) if wanted else []
         self._keep(call, rows)
         return found
 
@@ -380,15 +375,75 @@ class StoreSnapshot:
                 if first_only and found_here:
                     break
 
+    def _first_chunks(self, how: str, terms: list[str], call: _Call) -> list[tuple[int, int]]:
+        """The chunks :meth:`find` reads first when it answers as ``how`` (:func:`_plan`), with the candidates the
+        call knows: every candidate chunk (with its neighbours when the call asks for them), or whole documents."""
+        entries = list(self._entries.values())
+        if how == "indexed":
+            hits = sorted(call.candidates.get(terms[0], ()))
+            return self._ahead(call, [(self._by_no[d], c) for d, c in hits if d in self._by_no], 0)
+        if how == "wrapped":
+            found = [call.candidates.get(t, set()) for t in terms]
+            docs = set.intersection(*({d for d, _ in f} for f in found)) if found else set()
+            entries = [e for e in entries if self._doc_no[e.doc_id] in docs]
+        return self._batch(entries, 0)
+
     def _ahead(self, call: _Call, order: list[tuple[IndexEntry, int]], at: int) -> list[tuple[int, int]]:
         """The next :data:`BATCH_CHUNKS` candidate chunks from ``order[at]`` (with their neighbours if the call
         asks for them): what one transaction fetches."""
         out: list[tuple[int, int]] = []
+        neighbours = self._neighbours()
         for e, c in order[at: at + BATCH_CHUNKS]:
             doc_no = self._doc_no[e.doc_id]
-            near = range(max(0, c - 1), min(_chunk_count(e), c + 2)) if call.neighbours else (c,)
+            near = range(max(0, c - 1), min(_chunk_count(e), c + 2)) if neighbours else (c,)
             out.extend((doc_no, n) for n in near)
         return out
+
+
+def _plan(term: str, opts: LocateOptions) -> tuple[str, list[str]]:
+    """How :meth:`StoreSnapshot.find` answers ``term``: ``("wrapped", the term's indexable pieces)``,
+    ``("indexed", [term])``, or ``("scan", [])`` (verified whole texts)."""
+    if opts.normalization == "none" and isinstance(term, str) and opts.wrapped and wrap_points(term):
+        pieces = [p for p in literal_pieces(term) if indexable(p)]
+        if pieces:
+            return "wrapped", sorted(set(pieces), key=len, reverse=True)  # the longer, the rarer: smaller sets first
+    if (opts.normalization != "none" or not isinstance(term, str) or not 1 <= len(term) <= OVERLAP_CHARS + 1
+            or (opts.wrapped and wrap_points(term))):
+        return "scan", []
+    return "indexed", [term]
+
+
+def prefetch(snaps: Sequence[StoreSnapshot], term: str, options: LocateOptions | None = None) -> None:
+    """Inside a call, before one term is located in several snapshots of one store (the offload shelf's results, one
+    snapshot each): the index's candidates of every snapshot in one query per term piece, then the chunks each
+    snapshot's :meth:`~StoreSnapshot.find` reads first, in one query (at most :data:`BATCH_CHUNKS`), so the call's
+    statements do not grow with the snapshots. Chunks whose hash does not match are left for the snapshot's own fetch
+    to refuse, in order. Outside a call it does nothing (nothing would be kept)."""
+    if not snaps or calls.current() is None or not isinstance(term, str) or not clean_text(term):
+        return
+    how, terms = _plan(term, options or LocateOptions())
+    held = [(s, s._call()) for s in snaps]
+    with snaps[0].store.reading() as r:
+        for t in terms:
+            todo = [(s, st) for s, st in held if t not in st.candidates]
+            if todo:
+                for s, st in todo:
+                    st.candidates[t] = set()
+                by_id = {s.row.snap_id: st for s, st in todo}
+                for snap_id, d, c in r.candidates_many([(s.row.snap_id, t) for s, _ in todo]):
+                    by_id[snap_id].candidates[t].add((d, c))
+        wanted, total = [], 0
+        for s, st in held:
+            pairs = [p for p in s._first_chunks(how, terms, st) if p not in st.chunks]
+            if pairs and total and total + len(pairs) > BATCH_CHUNKS:
+                break
+            total += len(pairs)
+            wanted.append((s, st, pairs))
+        rows = r.chunks_many([(s.row.snap_id, _spans(pairs)) for s, _, pairs in wanted])
+    states = {s.row.snap_id: st for s, st, _ in wanted}
+    for snap_id, d, c, body, sha in rows:
+        if sha256_hex(body) == sha:
+            states[snap_id].chunks[d, c] = body
 
 
 def _chunk_count(e: IndexEntry) -> int:

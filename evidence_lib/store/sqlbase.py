@@ -10,10 +10,12 @@ ready) in one more.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
 
+from .. import calls
 from ..documents import Document
 from ..errors import EvidenceError
 from .base import EvidenceStore
@@ -57,6 +59,8 @@ class Q:
             self.cursor.executemany(sql.replace("?", "%s") if self.rewrite else sql, rows)
 
 
+#: Most snapshots one compound statement asks about (SQLite allows 500 SELECTs in one compound statement).
+UNION_BRANCHES = 200
 #: The tables holding a session's rows, keyed by (tenant, sess).
 SESSION_TABLES = ("snapshots", "ledgers", "workspaces")
 #: A condition true of an artifact's snapshot row: its query starts with its one parameter, :data:`ARTIFACT_PREFIX`.
@@ -91,8 +95,10 @@ class _LedgerTxn:
 
     def write(self, row: tuple, counters: dict, excerpts: list[tuple] = ()) -> None:
         self.q(f"INSERT INTO ledger_entries (lid, {ENTRY_COLUMNS}) VALUES (?{', ?' * 16})", (self.lid, *row))
-        self.q.many("INSERT INTO ledger_excerpts (lid, step, doc_id, revision, start_at, end_at, sha256) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)", [(self.lid, *x) for x in excerpts])
+        if excerpts:  # one statement, however many excerpts the call served
+            rows = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(excerpts))
+            self.q(f"INSERT INTO ledger_excerpts (lid, step, doc_id, revision, start_at, end_at, sha256) VALUES {rows}",
+                   [v for x in excerpts for v in (self.lid, *x)])
         self.q("UPDATE ledgers SET " + ", ".join(f"{c} = ?" for c in COUNTERS) + " WHERE lid = ?",
                (*(counters[c] for c in COUNTERS), self.lid))
 
@@ -108,6 +114,20 @@ class _Reader:
 
     def candidates(self, snap_id: int, term: str) -> list[tuple[int, int]]:
         return [tuple(r) for r in self.store._candidates(self.q, snap_id, term)]  # type: ignore[misc]
+
+    def candidates_many(self, items: list[tuple[int, str]]) -> list[tuple[int, int, int]]:
+        return self.store._candidates_many(self.q, items)
+
+    def chunks_many(self, wanted: list[tuple[int, list[tuple[int, int, int]]]]) -> list[tuple[int, int, int, str, str]]:
+        """``(snap_id, doc_no, chunk_no, body, sha256)`` of the spans of several snapshots, in one statement."""
+        wanted = [(s, spans) for s, spans in wanted if spans]
+        if not wanted:
+            return []
+        sql = " UNION ALL ".join(
+            "SELECT snap_id, doc_no, chunk_no, body, sha256 FROM chunks WHERE snap_id = ? AND ("
+            + " OR ".join(["(doc_no = ? AND chunk_no BETWEEN ? AND ?)"] * len(spans)) + ")" for _, spans in wanted)
+        return [tuple(r) for r in self.q.all(sql, [x for s, spans in wanted  # type: ignore[misc]
+                                                   for x in (s, *(v for span in spans for v in span))])]
 
     def chunks(self, snap_id: int, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, str, str]]:
         """The chunks of every ``(doc_no, lo, hi)`` span in one statement."""
@@ -147,35 +167,159 @@ class _WorkspaceTxn:
 
 
 class SQLStore(EvidenceStore):
-    """The shared SQL; subclasses provide ``_tx``, ``_lock_key``, ``FOR_UPDATE`` and ``_candidates``."""
+    """The shared SQL and the one transaction policy; subclasses provide the connections (``_acquire``,
+    ``_release``: one connection per concurrent transaction, reused), ``BEGIN_WRITE``, ``_lock_key``,
+    ``FOR_UPDATE`` and ``_candidates``.
 
-    def _candidates(self, q: Q, snap_id: int, term: str) -> list:  # pragma: no cover - abstract
-        """``(doc_no, chunk_no)`` of every chunk of the snapshot whose body contains ``term``, inside ``q``."""
+    Transactions, stated once: a store call opens its own transaction on a connection of its own, so calls in other
+    threads run meanwhile (a lock guards the pool, never a transaction); a store call made inside a transaction of
+    the same thread joins it. Inside a tool call (:mod:`evidence_lib.calls`) every read shares the call's one read
+    transaction, held until the call ends, whatever the number of its matches; a write first ends that transaction
+    (a call holds one connection of a store at a time, so a pool of N connections serves N calls).
+    """
+
+    FOR_UPDATE = ""
+    REWRITE = False
+    BEGIN_WRITE = "BEGIN"
+
+    def __init__(self, clock) -> None:
+        super().__init__(clock)
+        self._local = threading.local()  # this thread's open transaction (a nested store call joins it)
+        self._on_connect: list[Callable[[Any], None]] = []  # run on every connection opened from now on
+
+    def _candidate_query(self, snap_id: int, term: str) -> tuple[str, tuple]:  # pragma: no cover - abstract
+        """The statement giving ``(snap_id, doc_no, chunk_no)`` of every chunk of the snapshot whose body may contain
+        ``term``, and its parameters (the backend's substring index)."""
         raise NotImplementedError
+
+    def _before_candidates(self, q: Q) -> None:
+        """What the transaction needs before a candidate query (PostgreSQL: no sequential scans)."""
+
+    def _candidates(self, q: Q, snap_id: int, term: str) -> list:
+        """``(doc_no, chunk_no)`` of every chunk of the snapshot whose body contains ``term``, inside ``q``."""
+        self._before_candidates(q)
+        return [(d, c) for _, d, c in q.all(*self._candidate_query(snap_id, term))]
+
+    def _candidates_many(self, q: Q, items: list[tuple[int, str]]) -> list[tuple[int, int, int]]:
+        """``(snap_id, doc_no, chunk_no)`` for every ``(snap_id, term)``: one statement per :data:`UNION_BRANCHES`."""
+        self._before_candidates(q)
+        out: list[tuple[int, int, int]] = []
+        for i in range(0, len(items), UNION_BRANCHES):
+            parts = [self._candidate_query(s, t) for s, t in items[i:i + UNION_BRANCHES]]
+            out += [tuple(r) for r in q.all(" UNION ALL ".join(sql for sql, _ in parts),  # type: ignore[misc]
+                                             [p for _, params in parts for p in params])]
+        return out
+
+    def _acquire(self) -> Any:  # pragma: no cover - abstract
+        """A connection for one transaction (from the pool, or a new one)."""
+        raise NotImplementedError
+
+    def _release(self, conn: Any) -> None:  # pragma: no cover - abstract
+        """Give back a connection :meth:`_acquire` handed out, idle (no transaction open)."""
+        raise NotImplementedError
+
+    def _q(self, conn: Any) -> Q:
+        return Q(conn.cursor(), rewrite=self.REWRITE)
 
     @contextmanager
     def reading(self):
         with self._tx() as q:
             yield _Reader(self, q)
 
-    FOR_UPDATE = ""
-    REWRITE = False
+    def _joined(self) -> Q | None:
+        """The transaction a read joins: this thread's open one, else the current call's (opened now)."""
+        active = getattr(self._local, "q", None)
+        return active if active is not None else self._held()
+
+    def _held(self) -> Q | None:
+        """The current tool call's read transaction of this store, opened on first use and held until the call
+        ends (``None`` outside a call)."""
+        call = calls.current()
+        if call is None:
+            return None
+        q = call.kept.get((self, "read"))
+        if q is None:
+            conn = self._acquire()
+            try:
+                q = self._q(conn)
+                q("BEGIN")
+            except BaseException:
+                self._release(conn)
+                raise
+            call.kept[(self, "read")] = q
+            call.on_close(lambda: self._let_go(call))
+        return q
+
+    def _let_go(self, call: calls.Call | None, commit: bool = True) -> None:
+        """End ``call``'s read transaction of this store, if it holds one, and give its connection back."""
+        q = None if call is None else call.kept.pop((self, "read"), None)
+        if q is None:
+            return
+        conn = q.cursor.connection
+        try:
+            q("COMMIT" if commit else "ROLLBACK")
+        finally:
+            self._release(conn)
 
     @contextmanager
-    def _tx(self, write: bool = False):  # pragma: no cover - abstract
-        raise NotImplementedError
-        yield
+    def _tx(self, write: bool = False):
+        joined = getattr(self._local, "q", None)
+        if joined is None and not write:
+            joined = self._held()
+            if joined is not None:
+                try:
+                    yield joined
+                except BaseException:
+                    self._let_go(calls.current(), commit=False)  # the next read starts a fresh transaction
+                    raise
+                return
+        if joined is not None:  # inside this thread's own transaction: join it
+            yield joined
+            return
+        if write:
+            self._let_go(calls.current())  # one connection at a time: the call's reads end before it writes
+        conn = self._acquire()
+        try:
+            q = self._q(conn)
+            q(self.BEGIN_WRITE if write else "BEGIN")
+            self._local.q = q
+            try:
+                yield q
+            except BaseException:
+                try:
+                    q("ROLLBACK")
+                except Exception:  # noqa: BLE001 - the original error matters; the connection is given back
+                    pass
+                raise
+            q("COMMIT")
+        finally:
+            self._local.q = None
+            self._release(conn)
 
     def _lock_key(self, q: Q, *parts: str) -> None:
         """Serialize writers of one key inside the transaction (SQLite's BEGIN IMMEDIATE already does)."""
 
     def _one(self, sql: str, params: tuple = ()) -> Any:
-        with self._tx() as q:
+        """One statement: inside the thread's or the call's transaction, else on its own (autocommit: no BEGIN and
+        COMMIT round trips)."""
+        q = self._joined()
+        if q is not None:
             return q.one(sql, params)
+        conn = self._acquire()
+        try:
+            return self._q(conn).one(sql, params)
+        finally:
+            self._release(conn)
 
     def _all(self, sql: str, params: tuple = ()) -> list:
-        with self._tx() as q:
+        q = self._joined()
+        if q is not None:
             return q.all(sql, params)
+        conn = self._acquire()
+        try:
+            return self._q(conn).all(sql, params)
+        finally:
+            self._release(conn)
 
     # -- snapshots -------------------------------------------------------------------------------------
     def begin_snapshot(self, key: SnapshotKey, created_us: int, expires_us: int) -> int:
@@ -253,6 +397,23 @@ class SQLStore(EvidenceStore):
     def lookup_snapshot(self, key: SnapshotKey) -> SnapRow | None:
         return _snap(self._one(SNAP + "WHERE tenant = ? AND sess = ? AND query = ? AND ready = 1",
                                (key.tenant, key.session, key.query)))
+
+    def _snapshot_rows(self, keys: list[SnapshotKey]) -> list[tuple[SnapRow, list[DocRow]]]:
+        """Two statements in one read transaction however many keys (all of one ``(tenant, session)``)."""
+        if not keys:
+            return []
+        marks = ", ".join("?" * len(keys))
+        with self._tx() as q:
+            rows = [_snap(r) for r in q.all(SNAP + f"WHERE tenant = ? AND sess = ? AND ready = 1 AND query IN "
+                                            f"({marks})", (keys[0].tenant, keys[0].session, *(k.query for k in keys)))]
+            ids = [r.snap_id for r in rows]
+            docs: dict[int, list[DocRow]] = {i: [] for i in ids}
+            if ids:
+                for r in q.all("SELECT snap_id, doc_no, doc_id, title, revision, chars, bytes, sha256, preview, access "
+                               f"FROM documents WHERE snap_id IN ({', '.join('?' * len(ids))}) "
+                               "ORDER BY snap_id, doc_no", ids):
+                    docs[r[0]].append(tuple(r[1:]))
+        return [(r, docs[r.snap_id]) for r in rows]
 
     def snapshot_row(self, snap_id: int) -> SnapRow | None:
         return _snap(self._one(SNAP + "WHERE snap_id = ? AND ready = 1", (snap_id,)))
@@ -347,6 +508,15 @@ class SQLStore(EvidenceStore):
               "ON CONFLICT (tenant, sess, task) DO NOTHING", (*key, *limits, expires_us))
             row = q.one(f"SELECT lid, {', '.join(LIMITS)} FROM ledgers WHERE tenant = ? AND sess = ? AND task = ?", key)
         return row[0], tuple(row[1:])
+
+    def ledger_extend(self, lid: int, until_us: int, now_us: int) -> bool:
+        with self._tx(write=True) as q:
+            row = q.one(f"SELECT expires_us FROM ledgers WHERE lid = ?{self.FOR_UPDATE}", (lid,))
+            if row is None or row[0] <= now_us:
+                return False
+            if row[0] < until_us:
+                q("UPDATE ledgers SET expires_us = ? WHERE lid = ?", (until_us, lid))
+            return True
 
     @contextmanager
     def ledger_txn(self, lid: int):

@@ -1,10 +1,12 @@
 """The SQLite backend: the embedded default, one file, nothing to install. Notebook 11.
 
-Connection policy, stated once: autocommit mode with explicit transactions (``BEGIN IMMEDIATE`` for every
-write, so a writer takes the lock up front and waits ``busy_timeout`` for it instead of failing half-way; a store call
-made inside a transaction of the same thread joins it),
-``journal_mode=WAL`` (readers never block the writer and see the last committed state), ``synchronous=FULL``.
-Several processes may open the same file; each opens its own connection.
+Connection policy, stated once: a connection per concurrent transaction (a small pool: a transaction takes an idle
+connection or opens one, and gives it back when it ends), so reads in several threads run at once; autocommit mode
+with explicit transactions (``BEGIN IMMEDIATE`` for every write, so a writer takes the lock up front and waits
+``busy_timeout`` for it instead of failing half-way; a store call made inside a transaction of the same thread joins
+it; the transactions themselves are :class:`~evidence_lib.store.sqlbase.SQLStore`'s), ``journal_mode=WAL`` (checked:
+readers never block the writer and see the last committed state), ``synchronous=FULL``. Several processes may open
+the same file; each opens its own connections.
 
 Locate uses an FTS5 table with the ``trigram`` tokenizer (``case_sensitive 1``, ``detail=none``) over the
 chunks, queried with ``GLOB`` (FTS5 rechecks the pattern against the stored text). One FTS5 table serves every
@@ -37,7 +39,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterable
-from contextlib import contextmanager
 from pathlib import Path
 
 from .common import MIN_INDEXED_CHARS, ChunkRow, cjk_grams, gram_term, sha256_text
@@ -71,41 +72,63 @@ class SQLiteStore(SQLStore):
     """The store in one SQLite file (WAL, busy timeout, atomic writes)."""
 
     backend = "sqlite"
+    BEGIN_WRITE = "BEGIN IMMEDIATE"
 
     def __init__(self, path: str | Path, clock, *, busy_timeout_ms: int = 30_000) -> None:
         super().__init__(clock)
         self.path = Path(path)
-        self._lock = threading.RLock()
-        self._conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False,
-                                     timeout=busy_timeout_ms / 1000)
-        mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        if mode.lower() != "wal":
-            raise RuntimeError(f"SQLite refused WAL mode (got {mode!r}); is {self.path} on a network filesystem?")
-        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        self._conn.execute("PRAGMA synchronous=FULL")
+        self.busy_timeout_ms = int(busy_timeout_ms)
+        self._pool_lock = threading.Lock()  # guards the pool below, never a transaction
+        self._idle: list[sqlite3.Connection] = []  # last in, first out: one thread's calls reuse one connection
+        self._conns: list[sqlite3.Connection] = []  # every connection open, closed by close()
+        self._closed = False
+        self._release(self._connect())
         with self._tx(write=True) as q:
             migrate(q, schema("INTEGER PRIMARY KEY") + FTS + SQLITE_GRAMS, self)
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path.name})"
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+    def _connect(self) -> sqlite3.Connection:
+        """A new connection in the connection policy above (WAL checked: SQLite refuses it on some filesystems)."""
+        conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False,
+                               timeout=self.busy_timeout_ms / 1000)
+        try:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise RuntimeError(f"SQLite refused WAL mode (got {mode!r}); is {self.path} on a network filesystem?")
+            conn.execute(f"PRAGMA busy_timeout={self.busy_timeout_ms}")
+            conn.execute("PRAGMA synchronous=FULL")
+            for hook in list(self._on_connect):
+                hook(conn)
+        except BaseException:
+            conn.close()
+            raise
+        with self._pool_lock:
+            self._conns.append(conn)
+        return conn
 
-    @contextmanager
-    def _tx(self, write: bool = False):
-        with self._lock:
-            if self._conn.in_transaction:  # called inside this thread's own transaction (a read served while a
-                yield Q(self._conn.cursor(), rewrite=False)  # ledger charges it): it joins, as PostgreSQL's does
+    def _acquire(self) -> sqlite3.Connection:
+        with self._pool_lock:
+            if self._closed:
+                raise sqlite3.ProgrammingError("the store is closed")
+            if self._idle:
+                return self._idle.pop()
+        return self._connect()
+
+    def _release(self, conn: sqlite3.Connection) -> None:
+        with self._pool_lock:
+            if not self._closed:
+                self._idle.append(conn)
                 return
-            self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            try:
-                yield Q(self._conn.cursor(), rewrite=False)
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+        conn.close()
+
+    def close(self) -> None:
+        with self._pool_lock:
+            self._closed = True
+            conns, self._conns, self._idle = self._conns, [], []
+        for conn in conns:
+            conn.close()
 
     @staticmethod
     def _chunk_range(snap_id: int) -> tuple[int, int]:
@@ -156,26 +179,23 @@ class SQLiteStore(SQLStore):
     def _count_grams(self, q: Q) -> int:
         return int(q.one("SELECT count(*) FROM chunk_grams_postings")[0])
 
-    def _candidates(self, q: Q, snap_id: int, term: str) -> list:
+    def _candidate_query(self, snap_id: int, term: str) -> tuple[str, tuple]:
         if gram_term(term):
             # The chunks holding this CJK unigram or bigram, inside the snapshot's rowid range (as for trigrams);
             # the ascii tokenizer takes the whole quoted term as one token.
             lo, hi = self._chunk_range(snap_id)
-            return q.all("SELECT c.doc_no, c.chunk_no FROM chunk_grams CROSS JOIN chunks c "
-                             "ON c.chunk_id = chunk_grams.rowid WHERE chunk_grams MATCH ? "
-                             "AND chunk_grams.rowid BETWEEN ? AND ? AND c.snap_id = ?",
-                             (f'"{term}"', lo, hi, snap_id))
+            return ("SELECT c.snap_id, c.doc_no, c.chunk_no FROM chunk_grams CROSS JOIN chunks c "
+                    "ON c.chunk_id = chunk_grams.rowid WHERE chunk_grams MATCH ? "
+                    "AND chunk_grams.rowid BETWEEN ? AND ? AND c.snap_id = ?", (f'"{term}"', lo, hi, snap_id))
         if len(term) >= MIN_INDEXED_CHARS and not GLOB_SPECIAL & set(term):
             # The rowid range keeps FTS5 inside this snapshot (no other tenant's chunk is rechecked or timed).
             # CROSS JOIN pins the order: FTS first. Left to itself the planner walks the snapshot's chunks and
             # probes FTS5 once per chunk (measured: 2 s instead of 0.3 ms on 30 MB).
             lo, hi = self._chunk_range(snap_id)
-            return q.all("SELECT c.doc_no, c.chunk_no FROM chunks_fts CROSS JOIN chunks c "
-                             "ON c.chunk_id = chunks_fts.rowid WHERE chunks_fts.body GLOB ? "
-                             "AND chunks_fts.rowid BETWEEN ? AND ? AND c.snap_id = ?",
-                             (f"*{term}*", lo, hi, snap_id))
-        return q.all("SELECT doc_no, chunk_no FROM chunks WHERE snap_id = ? AND instr(body, ?) > 0",
-                         (snap_id, term))
+            return ("SELECT c.snap_id, c.doc_no, c.chunk_no FROM chunks_fts CROSS JOIN chunks c "
+                    "ON c.chunk_id = chunks_fts.rowid WHERE chunks_fts.body GLOB ? "
+                    "AND chunks_fts.rowid BETWEEN ? AND ? AND c.snap_id = ?", (f"*{term}*", lo, hi, snap_id))
+        return "SELECT snap_id, doc_no, chunk_no FROM chunks WHERE snap_id = ? AND instr(body, ?) > 0", (snap_id, term)
 
     def index_size(self) -> dict[str, int]:
         """Bytes on disk: the whole file (with its WAL), the trigram index's own pages and the gram postings'."""

@@ -152,6 +152,12 @@ class TaskWorkspace:
         rows = [r for r in rows if r is not None]
         return [self._entry(r) for r in sorted(rows, key=lambda r: (r[0] != ENTRY_PATH, r[0]))]
 
+    def paths(self) -> list[str]:
+        """Every file's path, in path order, without reading the files (operator view; two queries)."""
+        if not self._check_alive():
+            return []
+        return [r[0] for r in self.store.workspace_files(self.key)]
+
     def visible(self, principal: Principal | None = None, action: Action = "discover") -> list[IndexEntry]:
         if principal is None or principal.tenant != self.tenant:
             return []

@@ -10,10 +10,6 @@ sees every statement (BEGIN included), and psycopg's libpq trace every message o
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import timedelta
 
 import pytest
@@ -22,7 +18,7 @@ from evidence_lib import Budget, Document, EvidenceError, Principal, evidence_to
 from evidence_lib.integrations.langchain.middleware import EvidenceMiddleware
 from evidence_lib.offload import offload, owner_session
 
-from .storekit import open_spec, own_connection, raw_sql
+from .storekit import open_spec, raw_sql, round_trips
 
 HOUR = timedelta(hours=1)
 ALICE, BOB = Principal("acme", "alice"), Principal("acme", "bob")
@@ -107,70 +103,6 @@ def test_a_store_of_schema_version_4_is_migrated_and_its_ledgers_get_an_expiry(s
 
 
 # -- issue 15: round trips of one call ------------------------------------------------------------------------
-@dataclass
-class Trips:
-    """What a store sent its database during a block: statements, and the transactions they ran in (a statement
-    outside BEGIN ... COMMIT is a transaction of its own)."""
-
-    statements: list[str] = field(default_factory=list)
-    transactions: int = 0
-
-    def chunk_fetches(self) -> int:
-        return sum(1 for sql in self.statements if "FROM chunks WHERE snap_id = " in sql and "chunk_no" in sql)
-
-    def ledger_history_loads(self) -> int:
-        """Statements reading a ledger's entries without naming one document (reports do; a call must not)."""
-        return sum(1 for sql in self.statements if "FROM ledger_entries WHERE lid = " in sql
-                   and "read_doc_id = " not in sql and "INSERT" not in sql)
-
-
-def _count(trips: Trips, statements: list[tuple[str, bool]]) -> None:
-    """Fill ``trips`` from ``(sql, in_transaction_before)`` pairs."""
-    for sql, busy in statements:
-        trips.statements.append(sql)
-        trips.transactions += not busy
-
-
-@contextmanager
-def round_trips(store) -> Iterator[Trips]:
-    """Every statement ``store`` sends in the block: SQLite's trace callback (BEGIN included), PostgreSQL's libpq
-    protocol trace (simple queries and parsed statements, with the server's idle or in-transaction status)."""
-    trips, conn = Trips(), own_connection(store)
-    if store.backend == "sqlite":
-        seen: list[str] = []
-        conn.set_trace_callback(seen.append)
-        try:
-            yield trips
-        finally:
-            conn.set_trace_callback(None)
-        busy, pairs = False, []
-        for sql in seen:
-            pairs.append((sql, busy))
-            word = sql.split(None, 1)[0].upper()
-            busy = word == "BEGIN" or (busy and word not in ("COMMIT", "ROLLBACK"))
-        _count(trips, pairs)
-        return
-    from psycopg import pq
-
-    with tempfile.TemporaryFile("w+") as f:
-        conn.pgconn.trace(f.fileno())
-        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
-        try:
-            yield trips
-        finally:
-            conn.pgconn.untrace()
-        f.seek(0)
-        busy, pairs = False, []
-        for line in f:
-            side, _, kind, *rest = line.rstrip("\n").split("\t")
-            if side == "F" and kind in ("Query", "Parse"):
-                pairs.append((rest[0] if rest else kind, busy))
-                busy = True  # until the server says it is idle again
-            elif side == "B" and kind == "ReadyForQuery":
-                busy = rest[0].strip() != "I"
-        _count(trips, pairs)
-
-
 UNLIMITED = Budget(max_calls=None, max_chars=None, max_bytes=None, max_tokens=None, max_reads_per_doc=None,
                    max_refusals=None)
 

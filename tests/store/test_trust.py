@@ -353,3 +353,16 @@ def test_a_summary_cannot_forge_lines_in_entry_md(estore):
     assert json.loads(by_path["notes/b"].split("): ", 1)[1]) == "sep\u2028line\u0085next\x1b[31mred\rback"
     assert json.loads(by_path["notes/c"].split("): ", 1)[1]) == '"quoted" start'
     assert by_path["notes/d"].endswith("): plain summary")
+
+
+# -- issue 31 item 17: a hostile artifact id is an unknown one ----------------------------------------------------
+@pytest.mark.parametrize("artifact_id", ["\ud800", "art-\udfff", "art-\x00", "\x00", "art-" + "\ud83d" * 10])
+def test_a_hostile_artifact_id_is_unknown_on_read_and_delete(estore, artifact_id):
+    """A lone surrogate or a NUL made SQLite and PostgreSQL raise (UnicodeEncodeError, psycopg.DataError): it is an
+    id no artifact can have, answered as any unknown id."""
+    real = estore.put_artifact("acme", "s-1", "kept text")
+    with pytest.raises(EvidenceError) as e:
+        estore.read_artifact("acme", "s-1", artifact_id)
+    assert e.value.code == "unknown_artifact"
+    assert estore.delete_artifact("acme", "s-1", artifact_id) is False
+    assert estore.read_artifact("acme", "s-1", real["artifact_id"])["text"] == "kept text"

@@ -2,13 +2,13 @@
 
 ``create_agent``'s tool node lets a tool's exception escape, and runs one message's calls in threads. A
 ``wrap_tool_call`` middleware routes every call through :func:`~evidence_lib.toolkit.run_tool_call` instead
-(refusals become ``status="error"`` ToolMessages, exactly as in :func:`~evidence_lib.integrations.langchain.loop.run_loop`) and
-holds a lock around it, so the shared ledger is never updated by two calls at once.
+(refusals become ``status="error"`` ToolMessages, exactly as in :func:`~evidence_lib.integrations.langchain.loop.run_loop`).
+No lock around the calls: independent reads overlap, and the shared ledger never overspends (it decides, lets the
+page be fetched outside its lock, and charges under it with every limit checked again).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,15 +22,12 @@ __all__ = ["evidence_middleware", "run_create_agent"]
 
 
 def evidence_middleware(tools: Sequence[BaseTool]):
-    """A ``create_agent`` middleware: every tool call goes through ``run_tool_call``, one at a time."""
+    """A ``create_agent`` middleware: every tool call goes through ``run_tool_call`` (parallel calls overlap)."""
     from langchain.agents.middleware import wrap_tool_call
-
-    lock = threading.Lock()
 
     @wrap_tool_call
     def evidence_calls(request: Any, handler: Any):
-        with lock:
-            return run_tool_call(list(tools), request.tool_call)
+        return run_tool_call(list(tools), request.tool_call)
 
     return evidence_calls
 

@@ -14,15 +14,16 @@ history is answered by a ``ToolMessage`` with its own id. Stop reasons are :data
 the loop's own budget refusals carry the reasons ``calls_per_message`` and ``loop_stopped``
 (:data:`evidence_lib.errors.BUDGET_REASONS`).
 
-Several read-only calls in one message run concurrently, at most ``LoopRules.max_workers`` at a time: the blocking
-part of a ``read_evidence`` call, the source's text read, is fetched ahead in worker threads; then every call runs in
-call order (checks, ledger charges, rendering) and is served the page fetched for it, so the replies and the ledger
-are byte for byte those of a sequential run. A message with any other call (a write) runs sequentially.
+Several read-only calls in one message run concurrently, in at most ``LoopRules.max_workers`` threads, as
+LangGraph's tool node runs them: each call decides on the shared ledger, fetches its page outside the ledger's lock
+and is charged under it (:meth:`~evidence_lib.ledger.Ledger.charge_read`), so the fetches overlap and the budget is
+never overspent; the replies come back in call order. Which of two parallel calls is charged first is the order they
+reach the ledger: under a budget that runs out within the message, or for two reads of one range (the later is
+``already_read``), it may differ from a sequential run's. A message with any other call (a write) runs sequentially.
 """
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -37,7 +38,6 @@ from ...audit.history import Step, steps, text_of
 from ...errors import LOOP_STOP_REASONS, TASK_WIDE, EvidenceError
 from ...index import IndexEntry, Snapshot
 from ...toolkit import clean_text, refusal_message, run_tool_call
-from ...tools import BODY_HOOK, read_page
 
 __all__ = ["LOOP_STOP_REASONS", "READ_ONLY_TOOLS", "LoopResult", "LoopRules", "SlowIndex", "evidence_found",
            "run_loop", "sleep_latency", "stop_rule"]
@@ -108,39 +108,6 @@ class SlowIndex:
         return self.index.find(term, doc_ids, principal, first_only=first_only, options=options)
 
 
-class _Fetched:
-    """One message's pages, fetched ahead: each text range by (index, doc_id, principal, start, end), the index
-    and the principal by identity."""
-
-    def __init__(self) -> None:
-        self.texts: dict[tuple, str] = {}
-        self.alive: dict[int, Any] = {}  # the indexes and principals keyed by id, kept for the message
-
-    def key(self, index: Any, doc_id: str, principal: Any, start: int, end: int | None) -> tuple:
-        self.alive[id(index)], self.alive[id(principal)] = index, principal
-        return id(index), doc_id, id(principal), start, end
-
-
-class _View:
-    """An index seen through :class:`_Fetched`: ``text`` records what it reads (ahead) or serves what was read (in
-    call order); everything else is the index's own."""
-
-    def __init__(self, index: Any, fetched: _Fetched, record: bool) -> None:
-        self._index, self._fetched, self._record = index, fetched, record
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._index, name)
-
-    def text(self, doc_id: str, principal: Any = None, start: int = 0, end: int | None = None) -> str:
-        key = self._fetched.key(self._index, doc_id, principal, start, end)
-        if not self._record and key in self._fetched.texts:
-            return self._fetched.texts[key]
-        text = self._index.text(doc_id, principal, start, end)
-        if self._record:
-            self._fetched.texts[key] = text
-        return text
-
-
 def _wait(latency: Callable[[Mapping[str, Any]], None] | None, call: Mapping[str, Any]) -> None:
     """Run the injected latency hook; a failing hook must not break the loop."""
     if latency is not None:
@@ -148,32 +115,6 @@ def _wait(latency: Callable[[Mapping[str, Any]], None] | None, call: Mapping[str
             latency(call)
         except Exception:  # noqa: BLE001
             pass
-
-
-def _fetch_ahead(tool: BaseTool | None, call: Mapping[str, Any], fetched: _Fetched) -> None:
-    """The blocking part of a ``read_evidence`` call, its page of the source, read into ``fetched``: no ledger, no
-    rendering. A call the tool would refuse fetches nothing (it is refused in call order)."""
-    session = getattr(tool, "session", None)
-    if tool is None or session is None or tool.name != "read_evidence" or not isinstance(tool.args_schema, type):
-        return
-    try:
-        args = tool.args_schema.model_validate(call.get("args"))
-        read_page(_View(session.index, fetched, record=True), args.doc_id, args.offset, args.limit, session.principal)
-    except Exception:  # noqa: BLE001 - the in-order run meets the same error and refuses the call
-        pass
-
-
-def _served(fetched: _Fetched) -> Callable[[Any, str, Callable[..., str], tuple], str]:
-    """The tools' body hook for the in-order run: a read runs on a copy of its session whose index serves the
-    fetched pages (a read changes nothing on the session but the ledger and, in place, the revisions shown); its
-    handle cache starts empty, since the copy's index is a new object. Other bodies run as they are."""
-    def hook(session: Any, tool: str, body: Callable[..., str], args: tuple) -> str:
-        if tool != "read_evidence":
-            return body(*args)
-        ahead = copy.copy(session)
-        ahead.index, ahead.handles = _View(session.index, fetched, record=False), {}
-        return body.__func__(ahead, *args)
-    return hook
 
 
 def _refuse(code: str, call_id: str, name: str, **details: Any) -> ToolMessage:
@@ -236,22 +177,9 @@ def _run_one(tools: Sequence[BaseTool], call: dict[str, Any],
 
 def _run_concurrently(tools: Sequence[BaseTool], calls: list[dict[str, Any]],
                       latency: Callable[[Mapping[str, Any]], None] | None, max_workers: int) -> list[ToolMessage]:
-    """Wait and fetch ahead in at most ``max_workers`` threads, then run every call in call order, served."""
-    by_name = {t.name: t for t in tools}
-    fetched = _Fetched()
-
-    def ahead(call: dict[str, Any]) -> None:
-        _wait(latency, call)
-        name = call.get("name")
-        _fetch_ahead(by_name.get(name) if isinstance(name, str) else None, call, fetched)
-
+    """Each call (its latency first) in at most ``max_workers`` threads; the replies in call order."""
     with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(calls)))) as pool:
-        list(pool.map(ahead, calls))
-    token = BODY_HOOK.set(_served(fetched))
-    try:
-        return [run_tool_call(tools, c) for c in calls]
-    finally:
-        BODY_HOOK.reset(token)
+        return list(pool.map(lambda call: _run_one(tools, call, latency), calls))
 
 
 def evidence_found(messages: Sequence[BaseMessage]) -> set[tuple]:

@@ -27,7 +27,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Annotated, Any, NotRequired
 
@@ -110,8 +110,7 @@ class _Run:
     run_id: str
     shelf: OffloadShelf
     ledger: Ledger
-    tools: list
-    lock: threading.Lock = field(default_factory=threading.Lock)  # one of its own tool calls at a time
+    tools: list  # safe for parallel calls: one message's reads overlap, the ledger never overspends
 
 
 class EvidenceMiddleware(AgentMiddleware):
@@ -182,7 +181,8 @@ class EvidenceMiddleware(AgentMiddleware):
 
     def _new_run(self, run_id: str) -> _Run:
         """A run's cache entry over the store: its listing and its ledger, which outlives the results (at least the
-        store's default TTL), so a read after they expire is ``unknown_doc_id``, never ``ledger_expired``."""
+        store's default TTL after its last entry, and at least as long as each result stored: :meth:`_message`), so
+        a read after they expire is ``unknown_doc_id``, never ``ledger_expired``."""
         shelf = OffloadShelf(self.store, self.principal, self.session, ttl=self.ttl, run=run_id)
         ledger = self.store.ledger(self.principal.tenant, owner_session(self.session, self.principal.user),
                                    self.task or RUN_TASK_PREFIX + run_id, self.budget,
@@ -246,9 +246,7 @@ class EvidenceMiddleware(AgentMiddleware):
         return await asyncio.to_thread(self.offloaded, result, call, run=run_id)
 
     def _own_call(self, run_id: str, call: Mapping[str, Any]) -> ToolMessage:
-        run = self._run(run_id)
-        with run.lock:
-            return run_tool_call(run.tools, call)
+        return run_tool_call(self._run(run_id).tools, call)
 
     def _check_names(self, tools: Any) -> None:
         names = [getattr(t, "name", None) or (t.get("name") if isinstance(t, dict) else None) for t in tools or ()]
@@ -270,19 +268,19 @@ class EvidenceMiddleware(AgentMiddleware):
         """``result`` with every ToolMessage in it (a Command's ``messages`` update too, message dicts included)
         offloaded if too large, onto the shelf of ``run`` (an id or the agent's result; default the latest run).
         Thresholds follow the tool the call was routed to, not the name a result claims."""
-        shelf = self._run(self._latest if run is None else self._named_run(run)).shelf
+        owner = self._run(self._latest if run is None else self._named_run(run))
         tool = call.get("name") if isinstance(call.get("name"), str) else None
         if isinstance(result, ToolMessage):
-            return self._message(shelf, result, tool)
+            return self._message(owner, result, tool)
         if isinstance(result, Command) and isinstance(result.update, dict) \
                 and isinstance(result.update.get("messages"), list):
-            messages = [self._message(shelf, m, tool) if isinstance(m, ToolMessage) else m
+            messages = [self._message(owner, m, tool) if isinstance(m, ToolMessage) else m
                         for m in (_as_message(m) for m in result.update["messages"])]
             return Command(graph=result.graph, update={**result.update, "messages": messages}, resume=result.resume,
                            goto=result.goto)
         return result
 
-    def _message(self, shelf: OffloadShelf, msg: ToolMessage, tool: str | None = None) -> ToolMessage:
+    def _message(self, run: _Run, msg: ToolMessage, tool: str | None = None) -> ToolMessage:
         tool = tool or msg.name or "tool"
         threshold = self.threshold_for(tool)
         if threshold is None or tool in OWN_TOOLS:
@@ -291,8 +289,10 @@ class EvidenceMiddleware(AgentMiddleware):
             text, kept = model_text(msg.content)
             if not encodes(kept):  # media the middleware cannot render as text, holding a cycle
                 raise EvidenceError("unencodable_result")
-            shown, entry = offload(shelf, text, tool=tool, call_id=msg.tool_call_id, threshold_tokens=threshold,
+            shown, entry = offload(run.shelf, text, tool=tool, call_id=msg.tool_call_id, threshold_tokens=threshold,
                                    count=self.token_counter)
+            if entry is not None:  # the run's budget lives at least as long as what it can read (issue 31)
+                run.ledger.keep_until(run.shelf.expiry(entry.doc_id))
         except Exception as e:  # noqa: BLE001 - the agent goes on: a refusal the model can act on, never the result
             return refusal_message(e, msg.tool_call_id, tool)
         if entry is None:  # kept inline: as it came, or as the model reads it when it holds a cycle (issue 31)

@@ -28,7 +28,7 @@ from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as MCPTool
 
 from ...access import Principal
-from ...citations import verify_sources
+from ...citations import CITATION_FORM, REASONS, verify_sources
 from ...errors import EvidenceError, error_payload, to_json
 from ...index import IndexProtocol
 from ...ledger import Budget, Ledger
@@ -160,9 +160,13 @@ def _tool_list(profile: str) -> list[MCPTool]:
     return tools
 
 
-def _check_row(n: int, check: Any) -> dict[str, Any]:
+def _check_row(check: Any) -> dict[str, Any]:
+    """One ``verify_citations`` row: which Sources line, what it cites, and why it does or does not verify; a line that
+    does not parse shows the expected form instead of an empty citation."""
     c = check.citation
-    return {"line": n, "doc_id": c.doc_id, "start": c.start, "end": c.end, "reason": check.reason}
+    if c is None:
+        return {"line": check.line, "reason": check.reason, "expected": CITATION_FORM}
+    return {"line": check.line, "doc_id": c.doc_id, "start": c.start, "end": c.end, "reason": check.reason}
 
 
 class EvidenceMCP(FastMCP):
@@ -226,8 +230,11 @@ class EvidenceMCP(FastMCP):
             # What this task's read and locate work on now (over a retriever: the last search's snapshot and the
             # rest of the corpus), so a citation is checked against the very bytes the task was served.
             checks = verify_sources(task.tools[0].session.index, answer, task.ledger.reads, task.principal)
-        rows = [_check_row(n, c) for n, c in enumerate(checks, 1)]
-        reply = {"verified": bool(checks) and all(c.ok for c in checks), "checks": rows[:MAX_CHECKS_SHOWN]}
+        rows = [_check_row(c) for c in checks]
+        reply: dict[str, Any] = {"verified": bool(checks) and all(c.ok for c in checks)}
+        if not checks:  # nothing to check is a verdict too: say why, in the citation checks' words
+            reply.update(reason="no_citations", message=REASONS["no_citations"])
+        reply["checks"] = rows[:MAX_CHECKS_SHOWN]
         if len(rows) > MAX_CHECKS_SHOWN:
             reply["omitted"] = len(rows) - MAX_CHECKS_SHOWN
         return _text(to_json(reply))

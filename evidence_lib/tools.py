@@ -122,8 +122,9 @@ def as_source(source: Any) -> Any:
 
     from .retrieval.snapshot import RetrieverSource  # only when a retriever is used: the core never loads it
 
-    if isinstance(source, RetrieverSource):
-        return source
+    if isinstance(source, RetrieverSource) or (callable(getattr(source, "snapshot", None))
+                                                and callable(getattr(source, "whole", None))):
+        return source  # a RetrieverSource, or one that serves through one (a FolderSource)
     if isinstance(source, BaseRetriever):
         return RetrieverSource(source)
     raise TypeError(f"evidence_tools needs an index (IndexProtocol) or a BaseRetriever, got {type(source).__name__}")
@@ -189,9 +190,12 @@ class _Session:
     rev_shown: set = field(default_factory=set)  # compact: (doc_id, revision) the model was shown this snapshot
     handles: dict = field(default_factory=dict)  # compact: the snapshot's handle length, per snapshot object
     nfc_texts: dict = field(default_factory=dict)  # NFC locate: sha256 -> whether that text is NFC (read once)
+    generation: Any = None  # over a retriever: the source's generation the snapshot was taken at (refresh)
 
     def __post_init__(self) -> None:
         self.per_query = not isinstance(self.source, IndexProtocol)  # a retriever: one snapshot per query
+        if self.per_query:
+            self.generation = getattr(self.source, "generation", None)  # before anything is built from the source
         if self.index is None and self.per_query:
             self.last = EvidenceIndex(None, [], {})  # before any search: nothing ranked yet
             self.index = self.reach(self.last)
@@ -208,6 +212,25 @@ class _Session:
         from .retrieval.snapshot import Reach  # only with a retriever: the core never loads it
 
         return Reach(snapshot, whole)
+
+    def refresh(self, query: str | None = None) -> None:
+        """At the start of every tool call, and when a caller asks before it checks citations (the MCP server's
+        ``verify_citations``): over a retriever source that exposes ``generation`` (hashable, cheap, changes when its
+        documents changed: a :class:`~evidence_lib.retrieval.folder.FolderSource`), a changed generation takes a new
+        snapshot for the current query (``query``, if the call brings one), as :meth:`use_query` does, and forgets
+        the revisions and handles shown, so every call sees the documents as they are now (issue 31). A fixed
+        index's ``generation`` (an offload shelf that grew) is :meth:`handle_of`'s concern, not this one's."""
+        if not self.per_query:
+            return
+        now = getattr(self.source, "generation", None)
+        if now == self.generation:
+            return
+        self.generation = now
+        self.query = query if query is not None else self.query
+        self.last = EvidenceIndex(None, [], {}) if self.query is None else self.source.snapshot(self.query,
+                                                                                                self.principal)
+        self.index = self.reach(self.last)
+        self.rev_shown, self.handles = set(), {}
 
     @property
     def covers_all(self) -> bool:
@@ -252,6 +275,7 @@ class _Session:
         check_int(cursor, 0)
         if self.ledger:
             self.ledger.admit("search_evidence")
+        self.refresh(query)
         self.use_query(query)
         # (A fixed index is the article's teaching version: the query is not used for ranking.)
         listed = self.last if self.per_query else self.index
@@ -325,6 +349,8 @@ class _Session:
             raise EvidenceError("invalid_term")
         if query is not None:
             check_query(query)
+        self.refresh(query)
+        if query is not None:
             self.use_query(query)  # before the doc_id is looked up: the snapshot is part of what locate covers
         entry = self.index.entry(doc_id, self.principal, "read") if doc_id is not None else None
         if self.ledger:
@@ -462,6 +488,7 @@ class _Session:
     def read(self, doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS) -> str:
         """The teaching body (:func:`read_page`) wrapped in the ledger: admit, then dedupe and charge in one step
         under the ledger's lock, the page fetched only if it was not read already (notebook 05)."""
+        self.refresh()
         entry, p = page_of(self.index, doc_id, offset, limit, self.principal)  # checked once, looked up once
         if self.ledger is None:
             return self._page_content(entry, p)

@@ -52,8 +52,13 @@ def test_a_foreign_host_or_origin_is_refused_on_every_loopback_address(host: str
         evil_host = http.post(server.url, json=INITIALIZE, headers={**HEADERS, "Host": "evil.example"})
         evil_origin = http.post(server.url, json=INITIALIZE, headers={**HEADERS, "Origin": "http://evil.example"})
         other_port = http.post(server.url, json=INITIALIZE, headers={**HEADERS, "Host": own.rsplit(":", 1)[0] + ":1"})
+        port = own.rsplit(":", 1)[1]
+        as_localhost = http.post(server.url, json=INITIALIZE, headers={**HEADERS, "Host": f"localhost:{port}",
+                                                                        "Origin": f"http://localhost:{port}"})
     assert evil_host.status_code == 421 and other_port.status_code == 421
     assert evil_origin.status_code == 403
+    # a server on 127.0.0.1, ::1 or localhost is also reached as localhost (it resolves there); one on 127.0.0.2 is not
+    assert as_localhost.status_code == (421 if host == "127.0.0.2" else 200)
 
 
 def test_malformed_bodies_are_parse_errors_with_one_log_line(corpus: Path, tokens: Path, tmp_path: Path) -> None:

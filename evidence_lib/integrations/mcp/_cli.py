@@ -27,7 +27,9 @@ examples:
   python -m evidence_lib mcp --store evidence.db --session s-1 --query "batch limit" --tokens tokens.toml \\
       --transport http
 Tools: start_task() -> {"task": handle}; search_evidence, locate_evidence, read_evidence and
-verify_citations(task, answer) each take that handle (one budget per task).
+verify_citations(task, answer) each take that handle (one budget per task; 16 live tasks per principal).
+Prompt: reading_contract. Resources: evidence://catalog (what you may discover) and
+evidence://page/{task}/{doc_id}/{offset}/{limit} (read_evidence of that task, charged to its budget).
 Tokens file (JSON or .toml): {"tokens": {"<16+ chars>": {"tenant", "user", "groups"}},
 "documents": {"<doc_id>": {"tenant", "read", "discover"}}} (documents not listed are open to every principal)."""
 

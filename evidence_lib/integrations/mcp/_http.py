@@ -45,13 +45,17 @@ def host_port(host: str, port: int) -> str:
     return f"[{address.compressed}]:{port}" if address.version == 6 else f"{address.compressed}:{port}"
 
 
+#: The names of this machine a client may use for a server bound to any one of them (``localhost`` resolves to the
+#: other two): a server on 127.0.0.1 is also reached as ``localhost``.
+LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
 def transport_security(host: str, port: int) -> TransportSecuritySettings:
-    """DNS-rebinding protection on for the bound address: the ``Host`` header must name it (``localhost`` also
-    answers as ``127.0.0.1`` and ``[::1]``, the addresses it resolves to) and an ``Origin``, when sent, must be
-    ``http://`` and one of those."""
-    hosts = [host_port(host, port)]
-    if host == "localhost":
-        hosts += [host_port("127.0.0.1", port), host_port("::1", port)]
+    """DNS-rebinding protection on for the bound address and port, whatever loopback address it is: the ``Host``
+    header must name it (a server bound to ``localhost``, ``127.0.0.1`` or ``::1`` answers to all three names) and an
+    ``Origin``, when sent, must be ``http://`` and one of those. Any other host, or another port, is refused."""
+    names = LOCAL_NAMES if host_port(host, port) in {host_port(n, port) for n in LOCAL_NAMES} else (host,)
+    hosts = list(dict.fromkeys(host_port(n, port) for n in names))
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                      allowed_origins=[f"http://{h}" for h in hosts])
 

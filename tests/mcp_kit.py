@@ -14,6 +14,8 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 ALICE_TOKEN = "alice-token-0123456789"
 BOB_TOKEN = "bob-token-0123456789ab"
@@ -39,6 +41,18 @@ def write_tokens(path: Path) -> Path:
                    BOB_TOKEN: {"tenant": "acme", "user": "bob"}},
         "documents": {"payroll": {"tenant": "acme", "read": ["group:finance"]}}}), encoding="utf-8")
     return path
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """The two-document folder of :func:`write_corpus` (import the fixture into a test module to use it)."""
+    return write_corpus(tmp_path / "docs")
+
+
+@pytest.fixture
+def tokens(tmp_path: Path) -> Path:
+    """The tokens file of :func:`write_tokens`."""
+    return write_tokens(tmp_path / "tokens.json")
 
 
 def free_port(host: str = "127.0.0.1") -> int:

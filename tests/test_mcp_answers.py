@@ -14,8 +14,8 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
-from mcp_kit import BOB_TOKEN, LIMITS, ROOT, TRANSPORTS, ask, mcp_session, server_env, task_of, write_corpus, \
-    write_tokens  # noqa: E402
+from mcp_kit import BOB_TOKEN, LIMITS, ROOT, TRANSPORTS, ask, corpus, mcp_session, server_env, task_of, \
+    tokens  # noqa: E402, F401 - corpus and tokens are fixtures
 
 from evidence_lib.answers import format_answer  # noqa: E402
 from evidence_lib.errors import CITATION_REASONS, ERROR_CODES  # noqa: E402
@@ -26,16 +26,6 @@ QUOTE = "The batch limit is 200 rows per call."
 START = LIMITS.index(QUOTE)
 REVISION = sha256_hex(LIMITS.encode())[:12]
 FORM = '[n] doc_id@revision [start, end) "quote"'  # citations.CITATION_FORM, spelled out for the reader
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    return write_corpus(tmp_path / "docs")
-
-
-@pytest.fixture
-def tokens(tmp_path: Path) -> Path:
-    return write_tokens(tmp_path / "tokens.json")
 
 
 async def verify(session, task: str, answer: str) -> dict:

@@ -13,23 +13,14 @@ import pytest
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
 from mcp.shared.exceptions import McpError  # noqa: E402
-from mcp_kit import BOB_TOKEN, LIMITS, TRANSPORTS, ask, mcp_session, task_of, write_corpus, write_tokens  # noqa: E402
+from mcp_kit import BOB_TOKEN, LIMITS, TRANSPORTS, ask, corpus, mcp_session, task_of, tokens, \
+    write_corpus  # noqa: E402, F401 - corpus and tokens are fixtures
 
 from evidence_lib.answers import SYSTEM_PROMPTS  # noqa: E402
 from evidence_lib.ledger import Budget  # noqa: E402
 from evidence_lib.paging import MAX_PAGE_CHARS  # noqa: E402
 
 PAGE = "evidence://page/{task}/{doc_id}/{offset}/{limit}"
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    return write_corpus(tmp_path / "docs")
-
-
-@pytest.fixture
-def tokens(tmp_path: Path) -> Path:
-    return write_tokens(tmp_path / "tokens.json")
 
 
 def page(task: str, doc_id: str, offset: int | str = 0, limit: int | str = 100) -> str:

@@ -23,7 +23,8 @@ import httpx  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp_kit import ALICE_TOKEN, BOB_TOKEN, LIMITS, ROOT, ask, http_server, task_of, write_corpus, write_tokens  # noqa: E402
+from mcp_kit import ALICE_TOKEN, BOB_TOKEN, LIMITS, ROOT, ask, corpus, http_server, task_of, \
+    tokens  # noqa: E402, F401 - corpus and tokens are fixtures
 
 from evidence_lib.access import Access, Principal  # noqa: E402
 from evidence_lib.eval.run import bm25_source, load_corpus  # noqa: E402
@@ -36,16 +37,6 @@ QUESTION = [("search_evidence", {"query": "batch limit"}), ("locate_evidence", {
             ("read_evidence", {"doc_id": "limits", "offset": 12, "limit": 40}),
             ("locate_evidence", {"term": "上限"}),
             ("read_evidence", {"doc_id": "payroll", "offset": 0, "limit": 800})]
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    return write_corpus(tmp_path / "docs")
-
-
-@pytest.fixture
-def tokens(tmp_path: Path) -> Path:
-    return write_tokens(tmp_path / "tokens.json")
 
 
 def stdio_params(corpus: Path) -> StdioServerParameters:

@@ -13,7 +13,8 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
-from mcp_kit import LIMITS, TRANSPORTS, ask, mcp_session, task_of, write_corpus, write_tokens  # noqa: E402
+from mcp_kit import LIMITS, TRANSPORTS, ask, corpus, mcp_session, task_of, \
+    tokens  # noqa: E402, F401 - corpus and tokens are fixtures
 
 from evidence_lib.__main__ import main as cli_main  # noqa: E402
 from evidence_lib.answers import format_answer  # noqa: E402
@@ -24,16 +25,6 @@ QUOTE = "The batch limit is 200 rows per call."
 START = LIMITS.index(QUOTE)
 EDITED = LIMITS.replace("200", "500")  # the same size: only the stat's times and the bytes change
 ADDED = "Retries\nThe retry limit is 7 attempts per call.\n"
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    return write_corpus(tmp_path / "docs")
-
-
-@pytest.fixture
-def tokens(tmp_path: Path) -> Path:
-    return write_tokens(tmp_path / "tokens.json")
 
 
 def revision(text: str) -> str:

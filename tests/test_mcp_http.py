@@ -17,7 +17,7 @@ from mcp import ClientSession  # noqa: E402
 from mcp.client.auth import OAuthClientProvider, TokenStorage  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared.auth import OAuthClientMetadata, OAuthToken  # noqa: E402
-from mcp_kit import ALICE_TOKEN, serve_http, write_corpus, write_tokens  # noqa: E402
+from mcp_kit import ALICE_TOKEN, corpus, serve_http, tokens  # noqa: E402, F401 - corpus and tokens are fixtures
 
 from evidence_lib.integrations.mcp._server import MAX_REQUEST_BYTES  # noqa: E402
 
@@ -30,16 +30,6 @@ MALFORMED = {
     "bytes that are not UTF-8": b'{"jsonrpc": "2.0", "id": 1, "method": "p\xff\xfeing"}',
     "JSON nested 2,000 deep in 4 KB": b"[" * 2000 + b"]" * 2000,
 }
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    return write_corpus(tmp_path / "docs")
-
-
-@pytest.fixture
-def tokens(tmp_path: Path) -> Path:
-    return write_tokens(tmp_path / "tokens.json")
 
 
 @pytest.mark.parametrize("host", ["127.0.0.2", "127.0.0.1", "localhost", "::1"])

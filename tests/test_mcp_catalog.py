@@ -137,3 +137,17 @@ async def test_a_forbidden_page_is_refused_like_a_missing_one(corpus: Path, toke
         forbidden = await refusal(served.session, page(task, "payroll"))
         missing = await refusal(served.session, page(task, "no-such-doc"))
     assert forbidden == missing and forbidden["error"] == "unknown_doc_id"
+
+
+def test_a_document_one_may_discover_but_not_read_shows_its_doc_id_only(corpus: Path) -> None:
+    from evidence_lib.access import Access, Principal
+    from evidence_lib.integrations.mcp import build_server, fixed_source
+    from evidence_lib.retrieval.folder import FolderSource
+
+    grants = {"payroll": Access("acme", frozenset({"group:finance"}), frozenset({"*"}))}
+    bob = Principal("acme", "bob")
+    server = build_server(fixed_source(FolderSource(corpus, grants)), tokens={"b" * 16: bob})
+    text, mime = server.resource(bob, "evidence://catalog")
+    rows = {row["doc_id"]: row for row in json.loads(text)["documents"]}
+    assert mime == "application/json" and rows["payroll"] == {"doc_id": "payroll", "readable": False}
+    assert "工资" not in text and rows["limits"]["readable"] is True

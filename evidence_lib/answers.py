@@ -30,8 +30,10 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .ids import DOC_ID, is_doc_id
+from .lines import quoted
 from .spans import Span, is_range
 
 __all__ = ["COMPACT_SYSTEM_PROMPT", "INSUFFICIENT", "SOURCES", "SYSTEM_PROMPT", "SYSTEM_PROMPTS", "CitedRange",
@@ -81,7 +83,7 @@ INSUFFICIENT = "INSUFFICIENT EVIDENCE:"
 #: ``…[cut]`` is one), or a JSON string literal; then, optionally, a compact reply's content handle.
 _BARE_REVISION = r'[^\s#"][^\s#]*'
 _HANDLE = r"#[0-9a-f]{6,64}"
-_BARE = re.compile(f"{_BARE_REVISION}(?:{_HANDLE})?")
+_BARE = re.compile(_BARE_REVISION)
 _LINE = re.compile(rf'^\[(?P<n>\d{{1,4}})\]\s+(?P<doc_id>{DOC_ID.pattern})@'
                    rf'(?P<revision>"(?:[^"\\]|\\.)*"|{_BARE_REVISION})(?P<handle>{_HANDLE})?'
                    r'\s+\[(?P<start>\d{1,12}),\s*(?P<end>\d{1,12})\)(?:\s+(?P<quote>".*"))?\s*$')
@@ -109,9 +111,10 @@ class FinalAnswer:
 
 
 def _cited_revision(revision: str) -> str:
-    """``revision`` (a handle may follow it: ``2026-10-27#145412``) as a Sources line writes it: bare when it reads
-    back so, else as a JSON string literal."""
-    return revision if _BARE.fullmatch(revision) else json.dumps(revision, ensure_ascii=False)
+    """``revision`` as a Sources line writes it: bare when it reads back so (printable, no white space, no ``#``, not
+    opening with a quote), else as a JSON string literal with every character that could split or hide a line escaped
+    (:func:`~evidence_lib.lines.quoted`): ``build#c0ffee`` is quoted, so its ``#`` is never read as a handle."""
+    return revision if _BARE.fullmatch(revision) and revision.isprintable() else quoted(revision)
 
 
 def _json_text(literal: str | None) -> str | None:
@@ -123,12 +126,17 @@ def _json_text(literal: str | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def format_answer(prose: str, citations: Iterable[tuple[str, str, int, int, str | None]]) -> str:
-    """Write ``prose`` and its citations ``(doc_id, revision, start, end, quote)`` in the one answer format."""
+def format_answer(prose: str, citations: Iterable[tuple[Any, ...]]) -> str:
+    """Write ``prose`` and its citations ``(doc_id, revision, start, end, quote)`` in the one answer format; a sixth
+    item, a compact reply's content handle (``#`` and 6-64 hex digits), is written after the revision
+    (``d03@2026-10-27#145412``). The revision is only ever the revision: one holding ``#`` is quoted."""
     lines = []
-    for n, (doc_id, revision, start, end, quote) in enumerate(citations, 1):
-        tail = "" if quote is None else " " + json.dumps(quote, ensure_ascii=False)
-        lines.append(f"[{n}] {doc_id}@{_cited_revision(revision)} [{start}, {end}){tail}")
+    for n, (doc_id, revision, start, end, quote, *handle) in enumerate(citations, 1):
+        tag = handle[0] if handle and handle[0] is not None else ""
+        if tag and not re.fullmatch(_HANDLE, tag):
+            raise ValueError(f"a content handle is '#' and 6-64 lowercase hex digits, got {tag!r}")
+        tail = "" if quote is None else " " + quoted(quote)  # no raw U+2028, U+0085, ... to split the line
+        lines.append(f"[{n}] {doc_id}@{_cited_revision(revision)}{tag} [{start}, {end}){tail}")
     return prose if not lines else "\n".join([prose, "", SOURCES, *lines])
 
 
@@ -158,7 +166,7 @@ def parse_answer(text: str) -> FinalAnswer:
     if not sep and text.startswith(SOURCES):
         head, sep, tail = "", SOURCES, text[len(SOURCES):]
     citations, problems, lines = [], [], []
-    for i, line in enumerate(tail.splitlines(), 1):
+    for i, line in enumerate(tail.split("\n"), 1):  # "\n" ends a line; U+2028 inside a quote does not
         if not line.strip():
             continue
         cited = _cited_range(line.strip())

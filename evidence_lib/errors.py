@@ -37,6 +37,7 @@ ERROR_CODES: Final[dict[str, str]] = {
     "malformed_history": "the message history is malformed (not messages, or a tool result that answers no call)",
     "unreadable_history": "the history file cannot be read (not a regular file, too large, or unreadable)",
     "result_too_large": "the tool's result is larger than the evidence store keeps; ask the tool for less",
+    "unencodable_result": "the tool's result holds a block that cannot be encoded (a cycle); ask the tool for text",
     "invalid_range": "a range [start, end) needs two integers with 0 <= start <= end",
 }
 
@@ -105,8 +106,9 @@ STOP_REASONS: Final[dict[str, str]] = {
 #: ``evidence_lib.audit.checker.FINDINGS`` is this registry. One condition, one name per layer: a snapshot that
 #: changed is ``evidence_changed`` to the model, ``document_changed`` to a citation check, ``citation_stale`` here.
 FindingCode = Literal["citation_never_read", "citation_stale", "citation_text_mismatch", "citation_malformed",
-                      "citation_empty_range", "answer_without_citation", "preview_as_evidence", "absence_from_empty_locate", "duplicate_read",
-                      "exhaustive_reading", "call_after_budget_exhausted", "instruction_from_evidence"]
+                      "citation_empty_range", "answer_without_citation", "preview_as_evidence",
+                      "absence_from_empty_locate", "duplicate_read", "exhaustive_reading",
+                      "call_after_budget_exhausted", "instruction_from_evidence"]
 FINDING_CODES: Final[dict[str, str]] = {
     "citation_never_read": "a citation's range was never returned by a read of that doc_id and revision",
     "citation_stale": "a citation points at a snapshot the history later shows was replaced or changed",

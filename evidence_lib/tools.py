@@ -190,10 +190,15 @@ class _Session:
     rev_shown: set = field(default_factory=set)  # compact: (doc_id, revision) the model was shown this snapshot
     handles: dict = field(default_factory=dict)  # compact: the snapshot's handle length, per snapshot object
     nfc_texts: dict = field(default_factory=dict)  # NFC locate: sha256 -> whether that text is NFC (read once)
+    doc_ids: Any = None  # over a retriever: the task's registry of ids (retrieval.snapshot.DocIds), made on first use
     generation: Any = None  # over a retriever: the source's generation the snapshot was taken at (refresh)
 
     def __post_init__(self) -> None:
         self.per_query = not isinstance(self.source, IndexProtocol)  # a retriever: one snapshot per query
+        if self.per_query and self.doc_ids is None:
+            from .retrieval.snapshot import DocIds  # only with a retriever: the core never loads it
+
+            self.doc_ids = DocIds()
         if self.per_query:
             self.generation = getattr(self.source, "generation", None)  # before anything is built from the source
         if self.index is None and self.per_query:
@@ -227,8 +232,8 @@ class _Session:
             return
         self.generation = now
         self.query = query if query is not None else self.query
-        self.last = EvidenceIndex(None, [], {}) if self.query is None else self.source.snapshot(self.query,
-                                                                                                self.principal)
+        self.last = EvidenceIndex(None, [], {}) if self.query is None else self.source.snapshot(
+            self.query, self.principal, ids=self.doc_ids)
         self.index = self.reach(self.last)
         self.rev_shown, self.handles = set(), {}
 
@@ -283,14 +288,15 @@ class _Session:
         rows = self.manifest_rows(visible, cursor)
         end = cursor + len(rows)
         nxt = end if end < len(visible) else None
-        content = self.profile.manifest(self, rows, cursor, len(visible), nxt, self.unfilled())
+        content = self.profile.manifest(self, rows, cursor, len(visible), nxt, self.unfilled(),
+                                        unsure=self.per_query and bool(getattr(self.last, "unsure", False)))
         return self._charge("search_evidence", content)
 
     def use_query(self, query: str) -> None:
         """Rank by ``query`` from now on: over a retriever, that query's snapshot (the retriever's documents, filtered
         by permission before ranking); compact locate ranks its excerpts by the words of the last query."""
         if self.per_query and query != self.query:
-            self.last = self.source.snapshot(query, self.principal)
+            self.last = self.source.snapshot(query, self.principal, ids=self.doc_ids)
             self.index = self.reach(self.last)
             self.rev_shown = set()
         self.query = query
@@ -349,12 +355,12 @@ class _Session:
             raise EvidenceError("invalid_term")
         if query is not None:
             check_query(query)
+        if self.ledger:  # before the retriever is asked anything: a refused call changes nothing (issue 31)
+            self.ledger.admit("locate_evidence")
         self.refresh(query)
         if query is not None:
             self.use_query(query)  # before the doc_id is looked up: the snapshot is part of what locate covers
         entry = self.index.entry(doc_id, self.principal, "read") if doc_id is not None else None
-        if self.ledger:
-            self.ledger.admit("locate_evidence")
         with serving(self.index, neighbours=self.profile.serves_neighbours):
             content, excerpts = self.profile.locate(self, term, entry, cursor)
         return self._charge("locate_evidence", content, excerpts=excerpts)  # after the call's last check

@@ -157,9 +157,9 @@ def test_compact_excerpts_are_read_text_and_carry_the_revision_of_the_manifest(t
     assert page["sha256"] == loc.pages()[0]["sha256"] and page["sha256"].startswith("#")
     assert page["revision"] == loc.pages()[0]["revision"] == "2026-10-27"
     handle = page["sha256"]
-    with_handle = ("d03", "2026-10-27" + handle, 4321, 4339, ANSWER)  # the model may add the handle
+    with_handle = ("d03", "2026-10-27", 4321, 4339, ANSWER, handle)  # the model may add the handle
     assert check_history(hist[:-1] + [AIMessage(content=format_answer(f"{ANSWER} [1]", [with_handle]))]) == []
-    wrong = ("d03", "2026-10-27#000000", 4321, 4339, ANSWER)
+    wrong = ("d03", "2026-10-27", 4321, 4339, ANSWER, "#000000")
     assert finding_codes(check_history(hist[:-1] + [AIMessage(content=format_answer("x [1]", [wrong]))])) \
         == ["citation_never_read"]
     assert loc.hits() == [{"doc_id": "d03", "offset": 4321}]

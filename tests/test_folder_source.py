@@ -37,8 +37,8 @@ class Versioned:
         self.inner = RetrieverSource(BM25Retriever.from_texts(texts, k=5))
         self.generation += 1
 
-    def snapshot(self, query, principal):
-        return self.inner.snapshot(query, principal)
+    def snapshot(self, query, principal, *, ids=None):
+        return self.inner.snapshot(query, principal, ids=ids)
 
     def whole(self, principal):
         return self.inner.whole(principal)

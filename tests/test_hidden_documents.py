@@ -292,3 +292,60 @@ def test_a_hidden_sha256_sharing_seven_hex_digits_does_not_lengthen_a_visible_ha
     assert read(Access("acme")) == ["#409d0a1e"]  # both readable: 8 digits tell them apart
     for hidden in (Access("globex"), Access("acme", read={"group:hr"}), HIDDEN_ACCESS["readable_not_discoverable"]):
         assert read(hidden) == ["#409d0a"]
+
+
+# -- issue 31 item 19: the three gaps that RetrieverSource.documents documented ---------------------------------------
+class FirstThree(BaseRetriever):
+    """A top-3 retriever with no k of its own to ask for more: hidden documents can take its places."""
+
+    docs: list[LCDocument]
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun):
+        return list(self.docs[:3])
+
+
+def _budget_docs(hidden: int) -> list[LCDocument]:
+    grants = [Access("globex"), Access("acme", read={"group:hr"})]
+    hide = [LCDocument(page_content="budget", metadata={"doc_id": f"h{i}", "revision": "h-rev", "access": grants[i % 2]})
+            for i in range(hidden)]  # the query's very text: they rank first
+    return hide + [LCDocument(page_content=f"budget note {i}", metadata={"doc_id": f"v{i}", "access": Access("acme"),
+                                                                       "revision": "r1" if i % 3 else "r2"})
+                   for i in range(6)]
+
+
+@pytest.mark.parametrize("search_type", ["similarity", "mmr"])
+@pytest.mark.parametrize("profile", ["compact", "article"])
+def test_an_in_memory_vector_store_filters_before_it_ranks_so_hidden_documents_change_nothing(profile, search_type):
+    """Issue 31: MMR picked its diverse k among hidden documents too; the store's own filter now drops them first."""
+    def view(hidden: int) -> tuple[list[tuple[str, str]], list]:
+        store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
+        store.add_documents(_budget_docs(hidden))
+        source = RetrieverSource(store.as_retriever(search_type=search_type, search_kwargs={"k": 3, "fetch_k": 4}),
+                                 fingerprint_key=KEY)
+        return _run(source, profile, [("search_evidence", {"query": "budget"}), ("locate_evidence", {"term": "note"}),
+                                      ("read_evidence", {"doc_id": "v0", "limit": 11})])
+
+    assert view(0) == view(9)
+    assert view(9)[0][0][0] == "success" and "h0" not in view(9)[0][0][1]
+
+
+@pytest.mark.parametrize("hidden", [30, 200])
+@pytest.mark.parametrize("profile", ["compact", "article"])
+def test_a_top_k_retriever_is_over_fetched_until_the_page_is_full(profile, hidden):
+    """Issue 31: past 8 x k hidden documents alice's places stayed empty and her manifest changed."""
+    alone = _run(_retriever_source("topk")(_budget_docs(0)), profile, [("search_evidence", {"query": "budget"})])
+    together = _run(_retriever_source("topk")(_budget_docs(hidden)), profile, [("search_evidence", {"query": "budget"})])
+    assert alone == together
+
+
+@pytest.mark.parametrize("profile", ["compact", "article"])
+def test_a_retriever_that_can_neither_filter_nor_be_asked_for_more_says_so_in_every_manifest(profile):
+    """Issue 31: such a retriever's places can go to hidden documents; the reply says so, with or without them, in
+    the same words (a property of the retriever, never of what is hidden)."""
+    calls = [("search_evidence", {"query": "budget"})]
+    alone = _run(RetrieverSource(FirstThree(docs=_budget_docs(0)), fingerprint_key=KEY), profile, calls)[0][0][1]
+    assert "ranked before permissions" in alone or "ranks before permissions" in alone
+    together = _run(RetrieverSource(FirstThree(docs=_budget_docs(1)), fingerprint_key=KEY), profile, calls)[0][0][1]
+    assert ("ranked before permissions" in together or "ranks before permissions" in together) and "h0" not in together
+    bm25 = _run(RetrieverSource(BM25Retriever(documents=_budget_docs(1), k=3), fingerprint_key=KEY), profile, calls)
+    assert "before permissions" not in bm25[0][0][1]  # filters first: nothing to warn about

@@ -320,3 +320,30 @@ def test_a_revision_that_is_not_one_bare_field_is_written_quoted_and_parses_back
     text = format_answer("x [1]", [("d03", revision, 0, 5, "abcde")])
     (c,) = parse_answer(text).citations
     assert (c.doc_id, c.revision, c.start, c.end, c.quote) == ("d03", revision, 0, 5, "abcde")
+
+
+# -- issue 31 items 14 and 15: every revision and quote survives the one answer format ------------------------------
+SEPARATORS = ["\u2028", "\u2029", "\x85", "\r", "\x0b", "\x0c", "\x1c"]
+
+
+@pytest.mark.parametrize("sep", SEPARATORS, ids=[f"U+{ord(c):04X}" for c in SEPARATORS])
+def test_a_line_separator_in_a_quote_or_revision_is_escaped_and_parses_back(sep):
+    revision, quote = f"r{sep}2", f"first{sep}second"
+    text = format_answer("x [1]", [("d03", revision, 0, len(quote), quote)])
+    sources = text.split("\n", 2)[2]
+    assert all(line.isprintable() for line in sources.split("\n"))  # one Sources line, nothing raw
+    (c,) = parse_answer(text).lines
+    assert (c.doc_id, c.revision, c.start, c.end, c.quote) == ("d03", revision, 0, len(quote), quote)
+
+
+def test_a_raw_line_separator_inside_a_quoted_string_does_not_split_the_sources_line():
+    text = 'x [1]\n\nSources:\n[1] d03@r1 [0, 11) "first\u2028second"'
+    (c,) = parse_answer(text).lines
+    assert c is not None and c.quote == "first\u2028second"
+
+
+@pytest.mark.parametrize("revision", ["build#c0ffee", "v2#0123456789abcdef", "#abcdef", "r1#ABCDEF"])
+def test_a_revision_that_holds_a_hash_sign_is_written_quoted_and_never_read_as_a_handle(revision):
+    text = format_answer("x [1]", [("d03", revision, 0, 5, "abcde")])
+    (c,) = parse_answer(text).lines
+    assert (c.revision, c.sha256) == (revision, None)

@@ -150,8 +150,8 @@ def test_through_the_middleware_a_deep_wrap_is_located_within_the_default_budget
                 handle = last.response_metadata["evidence_offload"]["doc_id"]
                 return self.call("locate_evidence", {"term": "上限", "doc_id": handle}, 2)
             (x,) = excerpts(tool_messages)
-            return AIMessage(format_answer("The limit starts here.", [(x.doc_id, x.revision + x.sha256, x.start,
-                                                                        x.end, x.text)]))
+            return AIMessage(format_answer("The limit starts here.", [(x.doc_id, x.revision, x.start, x.end,
+                                                                        x.text, x.sha256)]))
 
         @staticmethod
         def call(name, args, n):

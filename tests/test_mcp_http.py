@@ -24,7 +24,8 @@ from evidence_lib.integrations.mcp._server import MAX_REQUEST_BYTES  # noqa: E40
 HEADERS = {"Authorization": f"Bearer {ALICE_TOKEN}", "Content-Type": "application/json",
            "Accept": "application/json, text/event-stream"}
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "t", "version": "1"}}}
 MALFORMED = {
     "a 5,000-digit JSON-RPC id": b'{"jsonrpc": "2.0", "id": ' + b"7" * 5000 + b', "method": "ping"}',
     "bytes that are not UTF-8": b'{"jsonrpc": "2.0", "id": 1, "method": "p\xff\xfeing"}',

@@ -434,3 +434,44 @@ def test_a_task_named_like_a_runs_own_ledger_is_refused(clock):
     mw = EvidenceMiddleware(MemoryStore(clock), ALICE)
     with pytest.raises(ValueError, match="run/"):
         EvidenceMiddleware(MemoryStore(clock), ALICE, task="run/" + mw.run_id)  # would spend that run's budget
+
+
+# -- issue 31 item 18: a block the middleware cannot encode never ends the run --------------------------------------
+def cycle_in(block: dict) -> dict:
+    node: dict = {"tag": "div"}
+    node["self"] = node
+    return {**block, "extras": node}
+
+
+KEPT_OR_SMALL = {
+    "a small text block with a cyclic extra": lambda: [cycle_in({"type": "text", "text": "hi"})],
+    "an image block with a cyclic extra": lambda: [cycle_in({"type": "image", "base64": "aGk=",
+                                                             "mime_type": "image/png"})],
+    "a small json block holding a cycle": lambda: [{"type": "json", "json": cycle_in({"k": "v"})}],
+}
+
+
+@pytest.mark.parametrize("kind", list(KEPT_OR_SMALL))
+def test_a_cyclic_block_below_the_threshold_or_kept_never_ends_a_checkpointed_run(clock, kind):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    make = KEPT_OR_SMALL[kind]
+
+    @tool
+    def scrape(url: str) -> list:
+        """A scraped page as content blocks."""
+        return make()
+
+    mw = EvidenceMiddleware(MemoryStore(clock), ALICE, session="s1")
+    agent = create_agent(ScriptedChatModel(responses=[AIMessage("", tool_calls=[call("scrape", url="x")]),
+                                                      AIMessage("done")]), [scrape], middleware=[mw],
+                         checkpointer=InMemorySaver())
+    messages = agent.invoke({"messages": [HumanMessage("?")]}, {"configurable": {"thread_id": kind}})["messages"]
+    (msg,) = tool_messages(messages)
+    assert messages[-1].content == "done"
+    json.dumps(msg.content)  # what the model and the checkpointer get encodes
+    if "image" in kind:  # media cannot be rendered as text: the model is told, the run goes on
+        assert msg.status == "error" and json.loads(msg.content)["error"] == "unencodable_result"
+    else:  # text is rendered as the model reads it (a json block's cycle named), nothing else
+        assert msg.status == "success" and seen(msg) == ("hi" if "text block" in kind else '{"json": {"extras": '
+                                                         '{"self": "<cycle>", "tag": "div"}, "k": "v"}, "type": "json"}')

@@ -12,6 +12,9 @@ import json
 from datetime import datetime
 
 import pytest
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document as LCDocument
+from langchain_core.retrievers import BaseRetriever
 
 from evidence_lib import (ArtifactStore, Budget, EvidenceIndex, Ledger, ManualClock, Principal, after_sales_catalog,
                           article_corpus, catalog_tools, evidence_tools, logistics_tools, run_tool_call, tool_call)
@@ -217,3 +220,28 @@ def test_a_store_ledger_is_one_budget_for_catalog_artifact_and_evidence_reads(tm
     assert refused(t.read_evidence())
     assert [(r.doc_id, r.start, r.end) for r in t.ledger.reads] == [("order:A1042#delivery", 0, first["end"])]
     assert [e.status for e in t.ledger.refusals] == ["budget_exhausted", "budget_exhausted"]
+
+
+# -- issue 31 item 13: a refused locate(query=...) costs the retriever nothing ---------------------------------------
+class _CountingRetriever(BaseRetriever):
+    """A real retriever over two documents that counts the queries it was asked."""
+
+    asked: list = []
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list:
+        self.asked.append(query)
+        return [LCDocument(page_content="The batch limit is 200 rows.", metadata={"doc_id": "a", "revision": "r1"}),
+                LCDocument(page_content="Timeouts are 30 seconds.", metadata={"doc_id": "b", "revision": "r1"})]
+
+
+@pytest.mark.parametrize("max_refusals", [2, None])
+def test_a_locate_with_a_query_refused_by_the_budget_never_queries_the_retriever(max_refusals):
+    retriever = _CountingRetriever(asked=[])
+    tools = evidence_tools(retriever, ledger=Ledger(budget(max_calls=1, max_refusals=max_refusals)),
+                           profile="compact")
+    ok = run_tool_call(tools, tool_call("locate_evidence", {"term": "limit", "query": "batch limit"}, "c0"))
+    assert ok.status == "success" and retriever.asked == ["batch limit"]
+    for n in range(12):  # every later call is over the budget: the retriever is not asked again
+        msg = run_tool_call(tools, tool_call("locate_evidence", {"term": "limit", "query": f"other words {n}"}, f"c{n}"))
+        assert msg.status == "error" and json.loads(msg.content)["error"] == "budget_exhausted"
+    assert retriever.asked == ["batch limit"]

@@ -188,3 +188,51 @@ def test_a_manifest_after_a_locate_keeps_the_revision_the_locate_showed():
                _call(tools, "read_evidence", doc_id="guide", offset=0, limit=100)]
     shown = excerpts(replies)
     assert {x.revision for x in shown} == {shown[0].revision} and shown[0].revision
+
+
+# -- issue 31 item 12: chunks that share a metadata doc_id ------------------------------------------------------------
+CHUNKS = ["Guide part one: the rotation keeps 12 reports.", "Guide part two: the rotation runs nightly.",
+          "Guide part three: rotation logs go to /var/log."]
+
+
+class Picker(BaseRetriever):
+    """Returns the chunks whose text holds the query's first word, in reverse corpus order (so a later chunk of a
+    doc_id is met before an earlier one)."""
+
+    documents: list[LCDocument]
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[LCDocument]:
+        return [d for d in reversed(self.documents) if query.split()[0] in d.page_content]
+
+
+def _chunks() -> list[LCDocument]:
+    return [LCDocument(page_content=t, metadata={"doc_id": "guide", "revision": "r1"}) for t in CHUNKS]
+
+
+@pytest.mark.parametrize("with_corpus", [True, False])
+def test_an_id_names_the_same_text_for_the_whole_task_when_chunks_share_a_doc_id(with_corpus):
+    docs = _chunks()
+    source = RetrieverSource(Picker(documents=docs), corpus=docs if with_corpus else None)
+    tools = evidence_tools(source, profile="compact")
+    texts: dict[str, str] = {}
+
+    def read_all(ids: list[str]) -> None:
+        for d in ids:
+            msg = _call(tools, "read_evidence", doc_id=d, limit=200)
+            if msg.status == "error":  # a source that cannot list its documents reads the last search's only
+                assert not with_corpus and '"unknown_doc_id"' in msg.content
+                continue
+            text = msg.content.split("\n", 1)[1]
+            assert texts.setdefault(d, text) == text, f"{d} names other text than before"
+
+    first = _call(tools, "search_evidence", query="part").content  # every chunk, last first
+    ids = [line.split()[0] for line in first.splitlines()[1:]]
+    assert len(ids) == len(set(ids)) == 3
+    read_all(ids)
+    _call(tools, "search_evidence", query="nightly")  # only the second chunk
+    read_all(ids)
+    located = _call(tools, "locate_evidence", term="rotation").content
+    shown = [w for w in ("keeps 12", "nightly", "/var/log") if w in located]
+    assert all(located.count(w) == 1 for w in shown)  # no chunk twice under two ids
+    assert len(shown) == (3 if with_corpus else 1)  # with the corpus every chunk, else the last search's one
+    read_all(ids)

@@ -17,7 +17,7 @@ from ..locate import LocateOptions
 from ..paging import MAX_PAGE_CHARS
 from .base import Profile
 
-__all__ = ["ARTICLE", "READ_DESCRIPTION", "RETRIEVER_SEARCH_DESCRIPTION", "SEARCH_DESCRIPTION", "UNFILLED_NOTE",
+__all__ = ["ARTICLE", "READ_DESCRIPTION", "RETRIEVER_SEARCH_DESCRIPTION", "SEARCH_DESCRIPTION", "UNFILLED_NOTE", "UNSURE_NOTE",
            "ArticleProfile", "json_rows"]
 
 SEARCH_DESCRIPTION = (
@@ -38,6 +38,9 @@ READ_DESCRIPTION = (
 #: What an empty retriever slot means (the manifest's note; the count never depends on hidden documents).
 UNFILLED_NOTE = ("fewer documents you may see matched, or the over-fetch limit was reached; search with other words "
                  "for more.")
+#: What every manifest of a retriever that ranks before permissions, with no k to ask for more, says (issue 31).
+UNSURE_NOTE = ("this retriever ranks before permissions and cannot be asked for more: documents you may not see may "
+               "hold some of its places; search with other words for more.")
 
 
 def _doc_id_sentence(opts: LocateOptions) -> str:
@@ -93,15 +96,17 @@ class ArticleProfile(Profile):
         return LocateOptions()
 
     def manifest(self, session: Any, rows: list[dict[str, object]], cursor: int, total: int,
-                 next_cursor: int | None, unfilled: tuple[int, int] | None) -> str:
+                 next_cursor: int | None, unfilled: tuple[int, int] | None, *, unsure: bool = False) -> str:
         """A bare list when every row is shown; else the rows with what was left out and how to get it."""
-        if next_cursor is None and cursor == 0 and unfilled is None:
+        if next_cursor is None and cursor == 0 and unfilled is None and not unsure:
             return to_json(rows)  # the article's shape: a bare list
         omitted = total - len(rows)
         note = f"{omitted} more candidate(s) you may see are not in this manifest" \
             + (f"; search again with cursor={next_cursor} for the next ones." if next_cursor else ".")
         if unfilled is not None:
             note += f" {unfilled[0]} of the {unfilled[1]} results asked of the retriever are empty: " + UNFILLED_NOTE
+        if unsure:
+            note += " Note: " + UNSURE_NOTE
         return to_json({"candidates": rows, "total": total, "omitted": omitted, "next_cursor": next_cursor,
                         "note": note})
 

@@ -92,9 +92,10 @@ class Profile(ABC):
     # -- what the model sees ---------------------------------------------------------------------------------------
     @abstractmethod
     def manifest(self, session: Any, rows: list[dict[str, object]], cursor: int, total: int,
-                 next_cursor: int | None, unfilled: tuple[int, int] | None) -> str:
+                 next_cursor: int | None, unfilled: tuple[int, int] | None, *, unsure: bool = False) -> str:
         """A search reply: ``rows`` (manifest entries from ``cursor`` on) of ``total`` the principal may see;
-        ``unfilled=(empty, k)`` when a retriever's slots held nothing the caller may see."""
+        ``unfilled=(empty, k)`` when a retriever's slots held nothing the caller may see; ``unsure`` when the
+        retriever ranks before permissions and cannot be asked for more (the reply says places may be missing)."""
 
     @abstractmethod
     def locate(self, session: Any, term: str, entry: IndexEntry | None, cursor: int) -> tuple[str, list[tuple]]:

@@ -164,11 +164,12 @@ def content_revision(revision: str, sha256: str | None) -> bool:
 
 
 def compact_manifest(rows: Sequence[ManifestRow], first: int, total: int, next_cursor: int | None, *,
-                     unfilled: tuple[int, int] | None = None) -> str:
+                     unfilled: tuple[int, int] | None = None, unsure: bool = False) -> str:
     """``candidates a-b of n, revision R:`` then ``doc_id title`` per row (``@revision`` first when not R; no
     revision at all when it is the content's own fingerprint, see :func:`content_revision`).
 
-    ``unfilled=(empty, k)``: ``empty`` of the ``k`` results asked of a retriever hold nothing the caller may see.
+    ``unfilled=(empty, k)``: ``empty`` of the ``k`` results asked of a retriever hold nothing the caller may see;
+    ``unsure``: the retriever ranks before permissions with no k to ask for more, so places may be missing.
     """
     rows = [r if not content_revision(r.revision, r.sha256) else replace(r, revision="") for r in rows]
     revs = [shown_revision(r.revision) for r in rows]
@@ -183,6 +184,8 @@ def compact_manifest(rows: Sequence[ManifestRow], first: int, total: int, next_c
         head += f", next cursor {next_cursor}"
     if unfilled is not None:
         head += f" ({unfilled[0]} of {unfilled[1]} asked: empty)"
+    if unsure:
+        head += " (ranked before permissions: places may be missing)"
     lines = [head + ":"]
     for r, rev in zip(rows, revs):
         title = " ".join(r.title.split())[:COMPACT_TITLE_CHARS]
@@ -250,7 +253,8 @@ _DOC_HEADER = re.compile(rf"^{_DOC}(?: \d+ matches)?$")
 _PAGE = re.compile(rf"^{_DOC} \[(\d+),(\d+)\) of (\d+) (end|next \d+)$")
 _SPAN = re.compile(r"^\[(\d+),(\d+)\) (\".*\")$")
 _CANDIDATES = re.compile(r"^candidates(?: \d+-\d+ of (\d+)|: none of (\d+))(?:, revision " + _TOK + r")?"
-                         r"(?:, next cursor (\d+))?(?: \(\d+ of \d+ asked: empty\))?:$")
+                         r"(?:, next cursor (\d+))?(?: \(\d+ of \d+ asked: empty\))?"
+                         r"(?: \(ranked before permissions: places may be missing\))?:$")
 _ROW = re.compile(rf"^{_TOK}(?: @{_TOK})?(?: (.*))?$")
 
 
@@ -438,10 +442,10 @@ class CompactProfile(Profile):
         return True  # excerpts are ranked by the words of the last query
 
     def manifest(self, session: Any, rows: list[dict[str, object]], cursor: int, total: int,
-                 next_cursor: int | None, unfilled: tuple[int, int] | None) -> str:
+                 next_cursor: int | None, unfilled: tuple[int, int] | None, *, unsure: bool = False) -> str:
         """:func:`compact_manifest`; the revisions it shows count as shown for this snapshot."""
         content = compact_manifest([ManifestRow(str(r["doc_id"]), str(r["title"]), str(r["revision"]), r["sha256"])
-                                    for r in rows], cursor, total, next_cursor, unfilled=unfilled)
+                                    for r in rows], cursor, total, next_cursor, unfilled=unfilled, unsure=unsure)
         session.mark_revisions_shown((str(r["doc_id"]), str(r["revision"])) for r in rows
                                      if not content_revision(str(r["revision"]), r["sha256"]))
         return content

@@ -33,7 +33,7 @@ from ..index import EvidenceIndex
 from ..lines import token
 from .bm25 import BM25Retriever
 from .corpora import file_document, folder_files
-from .snapshot import EncodedTexts, RetrieverSnapshot, RetrieverSource
+from .snapshot import DocIds, EncodedTexts, RetrieverSnapshot, RetrieverSource
 
 __all__ = ["RETRIEVER_K", "FolderSource", "bm25_source"]
 
@@ -118,9 +118,10 @@ class FolderSource:
                                       generation=now.generation if same else now.generation + 1)
             return self._state.generation
 
-    def snapshot(self, query: str, principal: Principal | None) -> RetrieverSnapshot:
-        """This query's snapshot over the documents served now (:meth:`RetrieverSource.snapshot`)."""
-        return self._state.source.snapshot(query, principal)
+    def snapshot(self, query: str, principal: Principal | None, *, ids: DocIds | None = None) -> RetrieverSnapshot:
+        """This query's snapshot over the documents served now (:meth:`RetrieverSource.snapshot`; ``ids``, the
+        task's registry of ids: a file's name is its id whatever its text, since the source numbers what it knows)."""
+        return self._state.source.snapshot(query, principal, ids=ids)
 
     def whole(self, principal: Principal | None) -> EvidenceIndex | None:
         """Every document served now that ``principal`` may discover (:meth:`RetrieverSource.whole`)."""

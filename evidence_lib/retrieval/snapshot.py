@@ -33,6 +33,7 @@ from typing import Any
 
 from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.vectorstores import InMemoryVectorStore
 
 from ..access import NOBODY, Access, Action, Principal, allowed, parse_access
 from ..documents import Document
@@ -43,11 +44,11 @@ from ..toolkit import clean_text
 from .bm25 import BM25Retriever
 from .corpora import MAX_TITLE_CHARS
 
-#: A generic top-k retriever is asked again with twice the k until k visible documents, until it returns fewer
-#: than asked (exhausted), or until it was asked for OVERFETCH_FACTOR x k documents, and never for more than
-#: MAX_FETCH (a k above MAX_FETCH is not over-fetched at all).
-OVERFETCH_FACTOR = 8
-MAX_FETCH = 500
+#: A top-k retriever that cannot filter before ranking is asked again with twice the k until k visible documents,
+#: until it returns fewer than asked (exhausted), or until it was asked for MAX_FETCH (a k at or above MAX_FETCH is
+#: not over-fetched at all): hidden documents then take none of the principal's places unless more than
+#: MAX_FETCH - k of them outrank every visible one (issue 31).
+MAX_FETCH = 1_000
 #: The vector store method a ``VectorStoreRetriever`` calls for each ``search_type`` (langchain-core's retriever).
 _SEARCH_METHODS = {"similarity": "similarity_search", "mmr": "max_marginal_relevance_search",
                    "similarity_score_threshold": "similarity_search_with_relevance_scores"}
@@ -176,6 +177,37 @@ def _search_defaults(retriever: BaseRetriever) -> dict[str, int]:
     return {p: params[p].default for p in ("k", "fetch_k") if p in params and _is_count(params[p].default)}
 
 
+def _prefiltered(retriever: BaseRetriever, visible: Callable[[LCDocument], bool]) -> BaseRetriever | None:
+    """A copy of ``retriever`` that drops what ``visible`` refuses *before* it ranks, or ``None`` when it cannot.
+
+    Two kinds can (notebook 08): a retriever with an ``allowed`` field taking a document predicate (the convention
+    :class:`~evidence_lib.retrieval.BM25Retriever` follows: hidden documents never change a score or take a place),
+    and a ``VectorStoreRetriever`` over langchain-core's ``InMemoryVectorStore``, whose searches take a ``filter``
+    predicate (combined with one already in its ``search_kwargs``). Other stores' filters are their own query
+    languages, never a Python predicate: they are over-fetched instead (:meth:`RetrieverSource.documents`)."""
+    how = _filters_first(retriever)
+    if how == "allowed":
+        return retriever.model_copy(update={"allowed": visible})
+    if how == "filter":
+        kwargs = retriever.search_kwargs  # type: ignore[attr-defined]
+        own = kwargs.get("filter")
+        both = visible if own is None else (lambda d: visible(d) and bool(own(d)))
+        return retriever.model_copy(update={"search_kwargs": {**kwargs, "filter": both}})
+    return None
+
+
+def _filters_first(retriever: BaseRetriever) -> str | None:
+    """How ``retriever`` takes a predicate before it ranks: ``"allowed"`` (its field), ``"filter"`` (an
+    ``InMemoryVectorStore`` search's), or ``None``."""
+    if "allowed" in type(retriever).model_fields:
+        return "allowed"
+    kwargs = getattr(retriever, "search_kwargs", None)
+    if isinstance(getattr(retriever, "vectorstore", None), InMemoryVectorStore) and isinstance(kwargs, dict) \
+            and (kwargs.get("filter") is None or callable(kwargs.get("filter"))):
+        return "filter"
+    return None
+
+
 def _k_knob(retriever: BaseRetriever) -> tuple[int, Callable[[int], BaseRetriever]] | None:
     """The retriever's k and a way to make a copy asking for ``n``, or ``None`` when it has no known k.
 
@@ -208,18 +240,21 @@ class RetrieverSnapshot(EvidenceIndex):
     ``None`` when ``requested`` is). It depends only on k and on what the principal is shown, never on how many
     documents were hidden: a slot is unfilled because fewer documents the principal may see matched, because the
     over-fetch cap was reached, or because a duplicate chunk was dropped, and the three look the same on purpose.
-    ``prefiltered`` is True when the retriever itself dropped hidden documents before ranking (``BM25Retriever``):
-    then no hidden document ever competed for a slot, and an unfilled slot only means fewer matches. It is a
-    property of the retriever's type, never of the documents.
+    ``prefiltered`` is True when the retriever itself dropped hidden documents before ranking
+    (:func:`_prefiltered`): then no hidden document ever competed for a slot, and an unfilled slot only means fewer
+    matches. ``unsure`` is True when the retriever could do neither (no filter, no k to ask for more): hidden
+    documents may have taken places, and every manifest says so. Both are properties of the retriever, never of the
+    documents, so they say nothing about what is hidden.
     """
 
     def __init__(self, entries: Iterable[IndexEntry], blobs: dict[str, bytes], *, query: str,
-                 requested: int | None = None, prefiltered: bool = False) -> None:
+                 requested: int | None = None, prefiltered: bool = False, unsure: bool = False) -> None:
         super().__init__(None, entries, blobs)
         self.query = query
         self.requested = requested
         self.unfilled = None if requested is None else max(0, requested - len(self))
         self.prefiltered = prefiltered
+        self.unsure = unsure
 
 
 class Reach:
@@ -271,6 +306,38 @@ class Reach:
              first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
         texts = ((d, self.snapshot(d, principal).text) for d in doc_ids)  # in the order asked
         return find(texts, term, options or LocateOptions(), first_only)
+
+
+class DocIds:
+    """Which doc_id names which text, for one task (issue 31): chunks of one source that share a metadata doc_id get
+    ``guide``, ``guide~2``, ... in the order first met, and an id, once given, names that same text (its sha256) for
+    as long as the registry lives, whatever order later searches meet the chunks in. Safe under threads.
+
+    ``within`` (another registry, read only) comes first: a source that knows its documents numbered them once, in
+    corpus order (:meth:`RetrieverSource.whole`); a text it does not know gets an id neither registry gave."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[str, str], str] = {}
+        self._taken: set[str] = set()
+        self._lock = threading.Lock()
+
+    def of(self, base: str, sha256: str, within: DocIds | None = None) -> str:
+        """The id of the text ``sha256`` that claims the id ``base``: the one it was given, else the first free one
+        of ``base``, ``base~2``, ``base~3``, ..."""
+        if within is not None:
+            given = within._ids.get((base, sha256))
+            if given is not None:
+                return given
+        with self._lock:
+            known = self._ids.get((base, sha256))
+            if known is None:
+                known, n = base, 1
+                while known in self._taken or (within is not None and known in within._taken):
+                    n += 1
+                    known = f"{base}~{n}"
+                self._ids[base, sha256] = known
+                self._taken.add(known)
+            return known
 
 
 @dataclass
@@ -325,27 +392,29 @@ class RetrieverSource:
     def documents(self, query: str, principal: Principal | None) -> list[LCDocument]:
         """The retriever's documents for ``query`` that ``principal`` may discover, in the retriever's order.
 
-        :class:`~evidence_lib.retrieval.BM25Retriever` filters before scoring. A retriever with a ``k`` field, or
-        with ``search_kwargs["k"]`` (a ``VectorStoreRetriever``; without one, its store's default k), is asked again
-        through a ``model_copy`` with twice the k until k documents are visible, it returns fewer than asked, or it
-        was asked for ``OVERFETCH_FACTOR`` x k (at most ``MAX_FETCH``); the first k visible ones are kept. Any
-        other retriever is filtered after the fact, so hidden documents may still take its slots; so may more
-        hidden documents than the over-fetch reaches, and an MMR search picks its diverse k among hidden ones too.
+        Non-interference (issue 31): a retriever that can filter before ranking is given the principal's filter
+        (:func:`_prefiltered`); a retriever with a ``k`` field, or with ``search_kwargs["k"]`` (a
+        ``VectorStoreRetriever``; without one, its store's default k), is asked again through a ``model_copy`` with
+        twice the k until k documents are visible, it returns fewer than asked, or it was asked for ``MAX_FETCH``;
+        the first k visible ones are kept. Any other retriever is filtered after the fact, so hidden documents may
+        take its places: its snapshots are ``unsure`` and every manifest says so.
         """
         return self._fetch(query, principal)[0]
 
-    def _fetch(self, query: str, principal: Principal | None) -> tuple[list[LCDocument], int | None]:
-        def visible(d: LCDocument) -> bool:
-            return allowed(self.access_of(d), principal, "discover")
+    def _visible(self, principal: Principal | None) -> Callable[[LCDocument], bool]:
+        return lambda d: allowed(self.access_of(d), principal, "discover")
 
+    def _fetch(self, query: str, principal: Principal | None) -> tuple[list[LCDocument], int | None]:
+        visible = self._visible(principal)
         r = self.retriever
-        if isinstance(r, BM25Retriever):  # filter before scoring, not after
-            return r.model_copy(update={"allowed": visible}).invoke(query), r.k
+        first = _prefiltered(r, visible)
         knob = _k_knob(r)
+        if first is not None:  # filtered before ranking, not after
+            return first.invoke(query), knob[0] if knob is not None else None
         if knob is None:
             return [d for d in r.invoke(query) if visible(d)], None
         k, with_k = knob
-        cap, asked, current = max(k, min(k * OVERFETCH_FACTOR, MAX_FETCH)), k, r
+        cap, asked, current = max(k, MAX_FETCH), k, r
         while True:
             got = current.invoke(query)
             shown = [d for d in got if visible(d)]
@@ -354,12 +423,24 @@ class RetrieverSource:
             asked = min(asked * 2, cap)
             current = with_k(asked)
 
-    def snapshot(self, query: str, principal: Principal | None) -> RetrieverSnapshot:
-        """This query's snapshot: entries in rank order, bytes kept in memory, hashes from what is stored."""
+    def prefiltered(self) -> bool:
+        """Whether the retriever drops hidden documents before it ranks (:func:`_prefiltered`)."""
+        return _filters_first(self.retriever) is not None
+
+    def unsure(self) -> bool:
+        """Whether hidden documents may take the retriever's places: it neither filters first nor has a k."""
+        return not self.prefiltered() and _k_knob(self.retriever) is None
+
+    def snapshot(self, query: str, principal: Principal | None, *, ids: DocIds | None = None) -> RetrieverSnapshot:
+        """This query's snapshot: entries in rank order, bytes kept in memory, hashes from what is stored.
+
+        Chunks sharing a metadata doc_id are told apart (``guide``, ``guide~2``) by ``ids``, the task's registry
+        (:class:`DocIds`): an id names one text for the whole task. A source that knows its documents numbers them
+        in corpus order, among those the principal may discover, so its snapshots and :meth:`whole` agree."""
         docs, requested = self._fetch(query, principal)
-        entries, blobs = self._entries(docs, principal)
-        index = RetrieverSnapshot(entries, blobs, query=query, requested=requested,
-                                  prefiltered=isinstance(self.retriever, BM25Retriever))
+        entries, blobs = self._entries(docs, principal, ids or DocIds(), within=self._whole_ids(principal))
+        index = RetrieverSnapshot(entries, blobs, query=query, requested=requested, prefiltered=self.prefiltered(),
+                                  unsure=self.unsure())
         self.history.append((query, index))
         return index
 
@@ -371,21 +452,32 @@ class RetrieverSource:
         """Every document the source knows that ``principal`` may discover, in corpus order, or ``None`` when it
         cannot enumerate them (:meth:`enumerable`). What ``locate_evidence`` covers (notebook 08): a document the
         retriever ranks low for the question is still found by its literal words. Built once per principal."""
+        built = self._whole(principal)
+        return None if built is None else built[0]
+
+    def _whole_ids(self, principal: Principal | None) -> DocIds | None:
+        """The ids :meth:`whole` gave ``principal``'s documents (every snapshot names a text by the same id)."""
+        built = self._whole(principal)
+        return None if built is None else built[1]
+
+    def _whole(self, principal: Principal | None) -> tuple[EvidenceIndex, DocIds] | None:
         if not self.enumerable():
             return None
         with self._wholes_lock:  # one source serves many tasks and threads (the eval, the MCP server)
-            whole = self._wholes.get(principal)
-            if whole is None:
+            built = self._wholes.get(principal)
+            if built is None:
                 docs = self.corpus if self.corpus is not None else self.retriever.documents
                 shown = [d for d in docs if allowed(self.access_of(d), principal, "discover")]
                 while len(self._wholes) >= WHOLE_CACHE:
                     del self._wholes[next(iter(self._wholes))]  # the oldest principal's
-                whole = self._wholes[principal] = EvidenceIndex(None, *self._entries(shown, principal))
-            return whole
+                ids = DocIds()
+                built = self._wholes[principal] = (EvidenceIndex(None, *self._entries(shown, principal, ids)), ids)
+            return built
 
-    def _entries(self, docs: Iterable[LCDocument], principal: Principal | None) -> tuple[list[IndexEntry],
-                                                                                         dict[str, bytes]]:
-        """Index entries and bytes of ``docs`` (already filtered for ``principal``), in their order."""
+    def _entries(self, docs: Iterable[LCDocument], principal: Principal | None, ids: DocIds,
+                 within: DocIds | None = None) -> tuple[list[IndexEntry], dict[str, bytes]]:
+        """Index entries and bytes of ``docs`` (already filtered for ``principal``), in their order; chunks that
+        share a doc_id are told apart by ``ids`` (after ``within``) and the same chunk met twice is kept once."""
         entries: list[IndexEntry] = []
         blobs: dict[str, bytes] = {}
         for lc in docs:
@@ -399,14 +491,9 @@ class RetrieverSource:
                                        sha256=digest)
             if b"\0" in raw or not clean_text(doc.doc_id):
                 continue  # text that cannot be stored or shown is not evidence
-            doc_id, n = doc.doc_id[:120], 1
-            while doc_id in blobs:  # chunks of one source: keep each, with a distinct id
-                if blobs[doc_id] == raw:
-                    break
-                n += 1
-                doc_id = f"{doc.doc_id[:120]}~{n}"
+            doc_id = ids.of(doc.doc_id[:120], digest, within)
             if doc_id in blobs:
-                continue
+                continue  # the same text again
             blobs[doc_id] = raw
             claimed = lc.metadata.get("sha256")
             sha = claimed if isinstance(claimed, str) else digest

@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
-__all__ = ["MEDIA_BLOCKS", "model_text"]
+__all__ = ["MEDIA_BLOCKS", "encodes", "model_text"]
 
 #: Content blocks kept untouched when they carry no text: real media (image, audio, video, binary file data).
 MEDIA_BLOCKS = frozenset({"image", "image_url", "audio", "video", "file", "input_audio"})
@@ -34,6 +34,16 @@ def model_text(content: Any) -> tuple[str, list]:
         else:
             parts.append(text)
     return "".join(parts), kept
+
+
+def encodes(content: Any) -> bool:
+    """Whether ``content`` can be sent on as it is: JSON (unknown leaf types as their ``str``) finds no cycle in it, so
+    the model's request and a checkpointer can serialize it (issue 31)."""
+    try:
+        json.dumps(content, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
 
 
 def _block_text(block: Any) -> str | None:

@@ -38,6 +38,7 @@ from langgraph.types import Command
 from pydantic import Field
 
 from ...access import Principal
+from ...errors import EvidenceError
 from ...citations import Citation, CitationCheck, verify_citation, verify_sources
 from ...ledger import Budget, Ledger, ReadRecord
 from ...measure import TokenCounter, cl100k_tokens
@@ -46,7 +47,7 @@ from ...store import DEFAULT_STORE_TTL
 from ...paging import MAX_PAGE_CHARS
 from ...toolkit import StrictArgs, refusal_message, run_tool_call
 from ...tools import DEFAULT_PAGE_CHARS, evidence_tools
-from .blocks import MEDIA_BLOCKS, model_text
+from .blocks import MEDIA_BLOCKS, encodes, model_text
 
 __all__ = ["MAX_RUNS", "MEDIA_BLOCKS", "OWN_TOOLS", "RUN_KEY", "EvidenceMiddleware", "EvidenceState", "model_text"]
 
@@ -288,12 +289,15 @@ class EvidenceMiddleware(AgentMiddleware):
             return msg
         try:  # measuring too: content json cannot encode must not end the run
             text, kept = model_text(msg.content)
+            if not encodes(kept):  # media the middleware cannot render as text, holding a cycle
+                raise EvidenceError("unencodable_result")
             shown, entry = offload(shelf, text, tool=tool, call_id=msg.tool_call_id, threshold_tokens=threshold,
                                    count=self.token_counter)
         except Exception as e:  # noqa: BLE001 - the agent goes on: a refusal the model can act on, never the result
             return refusal_message(e, msg.tool_call_id, tool)
-        if entry is None:
-            return msg
+        if entry is None:  # kept inline: as it came, or as the model reads it when it holds a cycle (issue 31)
+            return msg if encodes(msg.content) else msg.model_copy(update={
+                "content": [{"type": "text", "text": text}, *kept] if kept else text})
         content: Any = [{"type": "text", "text": shown}, *kept] if kept else shown
         return msg.model_copy(update={"content": content,
                                       "response_metadata": {**msg.response_metadata, "evidence_offload": {

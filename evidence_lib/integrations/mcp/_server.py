@@ -230,12 +230,13 @@ class EvidenceMCP(FastMCP):
                                                  description="The question to answer (optional, at most "
                                                              f"{MAX_QUESTION_CHARS:,} characters).")])]
 
-    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None) -> GetPromptResult:  # type: ignore[override]
+    async def get_prompt(self, name: str,  # type: ignore[override]
+                         arguments: dict[str, Any] | None = None) -> GetPromptResult:
         question = (arguments or {}).get("question")
         if name != PROMPT or set(arguments or {}) - {"question"} or not (
                 question is None or isinstance(question, str) and len(question) <= MAX_QUESTION_CHARS):
             raise McpError(ErrorData(code=INVALID_PARAMS, message=f"the one prompt is {PROMPT}, with an optional "
-                                                                  f"question of at most {MAX_QUESTION_CHARS:,} characters"))
+                                     f"question of at most {MAX_QUESTION_CHARS:,} characters"))
         text = contract(self.tasks.profile, question)
         return GetPromptResult(description="the reading contract of this server's tools",
                                messages=[PromptMessage(role="user", content=TextContent(type="text", text=text))])

@@ -223,19 +223,28 @@ class _Session:
         ``verify_citations``): over a retriever source that exposes ``generation`` (hashable, cheap, changes when its
         documents changed: a :class:`~evidence_lib.retrieval.folder.FolderSource`), a changed generation takes a new
         snapshot for the current query (``query``, if the call brings one), as :meth:`use_query` does, and forgets
-        the revisions and handles shown, so every call sees the documents as they are now (issue 31). A fixed
-        index's ``generation`` (an offload shelf that grew) is :meth:`handle_of`'s concern, not this one's."""
+        the revisions and handles shown, so every call sees the documents as they are now (issue 31). The generation
+        is the whole source's: when nothing the principal may discover changed (an edit to a document it may not
+        see), the session keeps what it had, so such an edit changes nothing it is shown. A fixed index's
+        ``generation`` (an offload shelf that grew) is :meth:`handle_of`'s concern, not this one's."""
         if not self.per_query:
             return
         now = getattr(self.source, "generation", None)
         if now == self.generation:
             return
         self.generation = now
-        self.query = query if query is not None else self.query
-        self.last = EvidenceIndex(None, [], {}) if self.query is None else self.source.snapshot(
-            self.query, self.principal, ids=self.doc_ids)
-        self.index = self.reach(self.last)
+        query = query if query is not None else self.query
+        last = EvidenceIndex(None, [], {}) if query is None else self.source.snapshot(query, self.principal,
+                                                                                     ids=self.doc_ids)
+        index = self.reach(last)
+        if self._view(index) == self._view(self.index):
+            return
+        self.query, self.last, self.index = query, last, index
         self.rev_shown, self.handles = set(), {}
+
+    def _view(self, index: Any) -> list[tuple[str, str, str]]:
+        """What the principal may discover of ``index``, in order: (doc_id, revision, sha256) per entry."""
+        return [(e.doc_id, e.revision, e.sha256) for e in index.visible(self.principal, "discover")]
 
     @property
     def covers_all(self) -> bool:

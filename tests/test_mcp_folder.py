@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
-from mcp_kit import LIMITS, TRANSPORTS, ask, corpus, mcp_session, task_of, \
+from mcp_kit import LIMITS, TRANSPORTS, ask, corpus, mcp_session, task_of, write_corpus, \
     tokens  # noqa: E402, F401 - corpus and tokens are fixtures
 
 from evidence_lib.__main__ import main as cli_main  # noqa: E402
@@ -140,3 +140,33 @@ def test_help_says_which_files_are_served(capsys) -> None:
         cli_main(["mcp", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "starting with a dot are skipped" in text and "NUL byte" in text and "as it is now" in text
+
+
+def _bob_replies(folder: Path, edit_hidden: bool) -> list[tuple[str, bool]]:
+    """Bob's replies to one sequence of calls; between them, ``payroll`` (which he may not see) is edited or not."""
+    from evidence_lib.access import Access, Principal
+    from evidence_lib.integrations.mcp import build_server, fixed_source
+    from evidence_lib.retrieval.folder import FolderSource
+
+    bob = Principal("acme", "bob")
+    grants = {"payroll": Access("acme", frozenset({"group:finance"}))}
+    server = build_server(fixed_source(FolderSource(folder, grants)), tokens={"b" * 16: bob})
+    task = json.loads(server.dispatch(bob, "start_task", {}).content[0].text)["task"]
+
+    def call(name: str, **args) -> tuple[str, bool]:
+        result = server.dispatch(bob, name, {"task": task, **args})
+        return result.content[0].text, bool(result.isError)
+
+    replies = [call("search_evidence", query="batch limit"), call("locate_evidence", term="batch limit")]
+    if edit_hidden:
+        (folder / "payroll.txt").write_text("工资单\n单批上限改为80条。\n", encoding="utf-8")
+    replies += [call("locate_evidence", term="batch limit"), call("read_evidence", doc_id="limits", offset=START),
+                call("search_evidence", query="batch limit"), call("read_evidence", doc_id="payroll")]
+    return replies
+
+
+def test_an_edit_to_a_document_one_may_not_see_changes_nothing_one_sees(tmp_path: Path) -> None:
+    edited = _bob_replies(write_corpus(tmp_path / "a"), edit_hidden=True)
+    untouched = _bob_replies(write_corpus(tmp_path / "b"), edit_hidden=False)
+    assert edited == untouched
+    assert "@" not in edited[2][0].splitlines()[1]  # the revision, shown once, is not shown again

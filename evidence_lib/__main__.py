@@ -9,6 +9,9 @@ import sys
 
 from .profiles import PROFILES
 
+#: The packages of the ``course`` extra (pyproject.toml) that ``figures`` needs.
+COURSE_EXTRA = ("matplotlib", "ipywidgets")
+
 
 def _prog() -> str:
     """How we were invoked: ``python -m evidence_lib``, or the console script's name (``evidence-lib``)."""
@@ -54,8 +57,14 @@ def main(argv: list[str] | None = None) -> int:
 
         return eval_main(args)
     elif args.command == "figures":
-        from .course.figures import write_figures
-
+        try:
+            from .course.figures import write_figures
+        except ImportError as e:  # the course extra is missing: say which, not a traceback
+            if (e.name or "").partition(".")[0] not in COURSE_EXTRA:
+                raise
+            print(f"figures needs the course extra ({e.name.partition('.')[0]} is missing): from this repository's "
+                  "folder run `pip install -e '.[course]'` (or `make setup`)", file=sys.stderr)
+            return 2
         for path in write_figures(args.out):
             print(path)
     elif args.command == "audit":

@@ -22,8 +22,11 @@ from .paging import covering_reads
 from .profiles import matches_handle
 from .spans import Span
 
-__all__ = ["REASONS", "Answer", "AnswerCheck", "Citation", "CitationCheck", "Reason", "covered", "verify_answer",
-           "verify_citation", "verify_sources"]
+__all__ = ["CITATION_FORM", "REASONS", "Answer", "AnswerCheck", "Citation", "CitationCheck", "Reason", "covered",
+           "verify_answer", "verify_citation", "verify_sources"]
+
+#: The form of one ``Sources:`` line (:mod:`evidence_lib.answers`), shown to whoever wrote a line that does not parse.
+CITATION_FORM = '[n] doc_id@revision [start, end) "quote"'
 
 
 @dataclass(frozen=True)
@@ -45,15 +48,21 @@ class Citation(Span):
 
 @dataclass(frozen=True)
 class CitationCheck:
-    citation: Citation
+    """One citation's verdict. ``citation`` is ``None`` for a ``Sources:`` line that does not parse (``malformed``);
+    ``line`` is the line's place in the ``Sources:`` block (1 = its first non-blank line) when checked from an answer's
+    text (:func:`verify_sources`)."""
+
+    citation: Citation | None
     reason: Reason
+    line: int | None = None
 
     @property
     def ok(self) -> bool:
         return self.reason == "ok"
 
     def __str__(self) -> str:
-        return f"{'ok  ' if self.ok else 'FAIL'}  {self.citation}  {self.reason}: {REASONS[self.reason]}"
+        where = self.citation if self.citation is not None else f"Sources line {self.line}"
+        return f"{'ok  ' if self.ok else 'FAIL'}  {where}  {self.reason}: {REASONS[self.reason]}"
 
 
 def _ranges(reads: Ledger | Iterable[ReadRecord | Mapping[str, Any]]) -> list[ReadRecord]:
@@ -85,8 +94,11 @@ def verify_citation(index: IndexProtocol, citation: Citation, reads: Ledger | It
 
     The revision may be quoted as stored or as the replies show it (cut to 40 characters); the sha256 is the full
     one or a compact reply's content handle (``#`` and 6+ hex digits), resolved here against the full hash the
-    index recorded. Only the cited range's bytes are fetched, and they are verified before they are compared.
+    index recorded. Only the cited range's bytes are fetched, and they are verified before they are compared. An
+    empty range ``[s, s)`` cites no text: ``empty_range``, whatever the document (issue 31).
     """
+    if citation.start == citation.end:
+        return CitationCheck(citation, "empty_range")
     try:
         entry = index.entry(citation.doc_id, principal, "read")
     except EvidenceError:
@@ -144,15 +156,16 @@ def verify_sources(index: IndexProtocol, text: str, reads: Ledger | Iterable,
                    principal: Principal | None = None) -> list[CitationCheck]:
     """Every ``Sources:`` line of the final answer ``text`` in line order (as :func:`~evidence_lib.answers.parse_answer`
     reads them), checked with :func:`verify_citation`; a line without a content handle is checked against the sha256
-    the index holds for the document it names, and a line that does not parse is ``malformed``. The one check behind
-    ``EvidenceMiddleware.verify_answer`` (notebook 12) and the MCP server's ``verify_citations``."""
+    the index holds for the document it names, and a line that does not parse is ``malformed`` (no citation; its
+    ``line`` says which). Each check carries its line. The one check behind ``EvidenceMiddleware.verify_answer``
+    (notebook 12) and the MCP server's ``verify_citations``."""
     from .answers import parse_answer  # here: `import evidence_lib` loads citations, not the answer format
 
     reads = reads if isinstance(reads, Ledger) else list(reads)
     checks = []
-    for c in parse_answer(text).lines:
+    for n, c in enumerate(parse_answer(text).lines, 1):
         if c is None:
-            checks.append(CitationCheck(Citation("", "", 0, 0, "", None), "malformed"))
+            checks.append(CitationCheck(None, "malformed", n))
             continue
         sha = c.sha256
         if sha is None:
@@ -160,6 +173,6 @@ def verify_sources(index: IndexProtocol, text: str, reads: Ledger | Iterable,
                 sha = index.entry(c.doc_id, principal).sha256
             except EvidenceError:  # an unknown doc_id: the check reports it
                 sha = ""
-        checks.append(verify_citation(index, Citation(c.doc_id, c.revision, c.start, c.end, sha, c.quote), reads,
-                                      principal))
+        check = verify_citation(index, Citation(c.doc_id, c.revision, c.start, c.end, sha, c.quote), reads, principal)
+        checks.append(replace(check, line=n))
     return checks

@@ -30,6 +30,7 @@ ERROR_CODES: Final[dict[str, str]] = {
     "snapshot_expired": "the evidence snapshot is gone (expired, deleted or replaced); search again",
     "workspace_expired": "the task workspace expired; start the task again",
     "ledger_expired": "the task's budget ledger expired or was deleted; start the task again",
+    "unknown_task": "no such task for you: call start_task",
     "invalid_text": "a text value holds a NUL byte or a lone surrogate and cannot be stored",
     "integer_out_of_range": "an integer does not fit in 64 bits and cannot be stored",
     "invalid_ttl": "a TTL must be a positive timedelta that ends before the year 10000",
@@ -43,7 +44,7 @@ ERROR_CODES: Final[dict[str, str]] = {
 
 #: Why a citation does or does not verify (notebook 03). ``ok`` is the only passing reason.
 CitationReason = Literal["ok", "unknown_doc_id", "document_changed", "out_of_bounds", "never_read",
-                         "text_mismatch", "no_citations", "malformed"]
+                         "text_mismatch", "no_citations", "malformed", "empty_range"]
 CITATION_REASONS: Final[dict[str, str]] = {
     "ok": "the cited range was read from this exact snapshot and matches",
     "unknown_doc_id": "no such document in the index (or not readable by this principal)",
@@ -52,7 +53,8 @@ CITATION_REASONS: Final[dict[str, str]] = {
     "never_read": "no read of these exact bytes covered this range: the text was never retrieved",
     "text_mismatch": "the quoted text differs from the text at that range",
     "no_citations": "the answer cites nothing",
-    "malformed": "the Sources line does not follow the citation format",
+    "malformed": 'the Sources line does not follow the citation format [n] doc_id@revision [start, end) "quote"',
+    "empty_range": "the range [start, end) is empty (start == end): it cites no text",
 }
 
 #: Which limit a ``budget_exhausted`` refusal ran into (notebook 05).
@@ -104,13 +106,15 @@ STOP_REASONS: Final[dict[str, str]] = {
 #: ``evidence_lib.audit.checker.FINDINGS`` is this registry. One condition, one name per layer: a snapshot that
 #: changed is ``evidence_changed`` to the model, ``document_changed`` to a citation check, ``citation_stale`` here.
 FindingCode = Literal["citation_never_read", "citation_stale", "citation_text_mismatch", "citation_malformed",
-                      "answer_without_citation", "preview_as_evidence", "absence_from_empty_locate", "duplicate_read",
-                      "exhaustive_reading", "call_after_budget_exhausted", "instruction_from_evidence"]
+                      "citation_empty_range", "answer_without_citation", "preview_as_evidence",
+                      "absence_from_empty_locate", "duplicate_read", "exhaustive_reading",
+                      "call_after_budget_exhausted", "instruction_from_evidence"]
 FINDING_CODES: Final[dict[str, str]] = {
     "citation_never_read": "a citation's range was never returned by a read of that doc_id and revision",
     "citation_stale": "a citation points at a snapshot the history later shows was replaced or changed",
     "citation_text_mismatch": "a citation's quote differs from the text that was read at that range",
     "citation_malformed": "a Sources line does not follow the citation format",
+    "citation_empty_range": "a citation's range [start, end) is empty: it cites no text",
     "answer_without_citation": "a final answer makes claims and cites nothing (and does not say evidence is missing)",
     "preview_as_evidence": "an answer rests on a manifest preview, which is a hint for locating, not evidence",
     "absence_from_empty_locate": "an empty locate result was turned into 'there is no such rule'",
@@ -152,6 +156,8 @@ SAME_CONDITION: Final[dict[str, dict[str, str | None]]] = {
         "tool": None, "citation": "no_citations", "finding": "answer_without_citation"},
     "a Sources line does not parse": {
         "tool": None, "citation": "malformed", "finding": "citation_malformed"},
+    "the cited range is empty": {
+        "tool": None, "citation": "empty_range", "finding": "citation_empty_range"},
     "the task's budget is spent": {
         "tool": "budget_exhausted", "citation": None, "finding": "call_after_budget_exhausted"},
 }

@@ -123,8 +123,9 @@ def as_source(source: Any) -> Any:
 
     from .retrieval.snapshot import RetrieverSource  # only when a retriever is used: the core never loads it
 
-    if isinstance(source, RetrieverSource):
-        return source
+    if isinstance(source, RetrieverSource) or (callable(getattr(source, "snapshot", None))
+                                                and callable(getattr(source, "whole", None))):
+        return source  # a RetrieverSource, or one that serves through one (a FolderSource)
     if isinstance(source, BaseRetriever):
         return RetrieverSource(source)
     raise TypeError(f"evidence_tools needs an index (IndexProtocol) or a BaseRetriever, got {type(source).__name__}")
@@ -189,6 +190,7 @@ class _Session:
     nfc_texts: dict = field(default_factory=dict)  # NFC locate: sha256 -> whether that text is NFC (read once)
     doc_ids: Any = None  # over a retriever: the task's registry of ids (retrieval.snapshot.DocIds), made on first use
     _shown_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    generation: Any = None  # over a retriever: the source's generation the snapshot was taken at (refresh)
 
     def __post_init__(self) -> None:
         self.per_query = not isinstance(self.source, IndexProtocol)  # a retriever: one snapshot per query
@@ -196,6 +198,8 @@ class _Session:
             from .retrieval.snapshot import DocIds  # only with a retriever: the core never loads it
 
             self.doc_ids = DocIds()
+        if self.per_query:
+            self.generation = getattr(self.source, "generation", None)  # before anything is built from the source
         if self._index is None and self.per_query:
             self.last = EvidenceIndex(None, [], {})  # before any search: nothing ranked yet
             self.index = self.reach(self.last)
@@ -227,6 +231,34 @@ class _Session:
         from .retrieval.snapshot import Reach  # only with a retriever: the core never loads it
 
         return Reach(snapshot, whole)
+
+    def refresh(self, query: str | None = None) -> None:
+        """At the start of every tool call, and when a caller asks before it checks citations (the MCP server's
+        ``verify_citations``): over a retriever source that exposes ``generation`` (hashable, cheap, changes when its
+        documents changed: a :class:`~evidence_lib.retrieval.folder.FolderSource`), a changed generation takes a new
+        snapshot for the current query (``query``, if the call brings one), as :meth:`use_query` does, and forgets
+        the revisions and handles shown, so every call sees the documents as they are now (issue 31). The generation
+        is the whole source's: when nothing the principal may discover changed (an edit to a document it may not
+        see), the session keeps what it had, so such an edit changes nothing it is shown. A fixed index's
+        ``generation`` (an offload shelf that grew) is :meth:`handle_of`'s concern, not this one's."""
+        if not self.per_query:
+            return
+        now = getattr(self.source, "generation", None)
+        if now == self.generation:
+            return
+        self.generation = now
+        query = query if query is not None else self.query
+        last = EvidenceIndex(None, [], {}) if query is None else self.source.snapshot(query, self.principal,
+                                                                                     ids=self.doc_ids)
+        index = self.reach(last)
+        if self._view(index) == self._view(self.index):
+            return
+        self.query, self.last, self.index = query, last, index
+        self.rev_shown, self.handles = set(), {}  # (the ids a new generation gave its texts came with the snapshot)
+
+    def _view(self, index: Any) -> list[tuple[str, str, str]]:
+        """What the principal may discover of ``index``, in order: (doc_id, revision, sha256) per entry."""
+        return [(e.doc_id, e.revision, e.sha256) for e in index.visible(self.principal, "discover")]
 
     @property
     def covers_all(self) -> bool:
@@ -278,6 +310,7 @@ class _Session:
         check_int(cursor, 0)
         if self.ledger:
             self.ledger.admit("search_evidence")
+        self.refresh(query)
         self.use_query(query)
         # (A fixed index is the article's teaching version: the query is not used for ranking.)
         listed = self.last if self.per_query else self.index
@@ -354,6 +387,7 @@ class _Session:
             check_query(query)
         if self.ledger:  # before the retriever is asked anything: a refused call changes nothing (issue 31)
             self.ledger.admit("locate_evidence")
+        self.refresh(query)
         if query is not None:
             self.use_query(query)  # before the doc_id is looked up: the snapshot is part of what locate covers
         entry = self.index.entry(doc_id, self.principal, "read") if doc_id is not None else None
@@ -491,6 +525,7 @@ class _Session:
         """The teaching body (:func:`read_page`) wrapped in the ledger: admitted and deduped on the counters, the page
         fetched (outside the ledger's lock) only if it was not read already, then charged with every limit checked
         again (notebook 05; :meth:`~evidence_lib.ledger.Ledger.charge_read`)."""
+        self.refresh()
         entry, p = page_of(self.index, doc_id, offset, limit, self.principal)  # checked once, looked up once
         if self.ledger is None:
             return self._page_content(entry, p)

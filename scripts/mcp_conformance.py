@@ -42,10 +42,16 @@ NOT_APPLICABLE = {
     "tools-call-mixed-content": "calls the fixture tool test_multiple_content_types: our tools return text only",
     "json-schema-2020-12": "looks for the fixture tool json_schema_2020_12_tool",
     "server-sse-polling": "calls a fixture tool that closes its SSE stream mid-call; ours answer in one bounded reply",
-    "prompts": "the server offers no prompts (the protocol is three tools plus start_task and verify_citations)",
-    "resources": "the server offers no resources: documents are read through read_evidence's bounded pages, "
-                 "because resources/read has no ranges",
-    "completion": "no prompts or resource templates, so nothing to complete",
+    "prompts-get": "gets the suite's fixture prompts (test_simple_prompt, test_prompt_with_arguments, ...); our one "
+                   "prompt, reading_contract, is tested in tests/test_mcp_catalog.py",
+    "resources-read": "reads the suite's fixture resources (test://static-text, test://static-binary); ours are "
+                      "evidence://catalog and task pages (tests/test_mcp_catalog.py)",
+    "resources-templates-read": "reads the fixture template test://template/{id}/data; ours are "
+                                "evidence://catalog/{cursor} and evidence://page/{task}/{doc_id}/{offset}/{limit}",
+    "resources-subscribe": "the server offers no resource subscriptions (it does not advertise them): a folder change "
+                           "is seen by the next call instead",
+    "resources-unsubscribe": "the server offers no resource subscriptions (it does not advertise them)",
+    "completion": "the server offers no completions (it does not advertise them)",
     "sampling": "the server never asks the client's model for anything",
     "elicitation": "the server never asks the user for input",
     "logging": "the server sends no log notifications to clients",
@@ -94,7 +100,10 @@ def write_shim() -> Path:
 
 
 def start_proxy(upstream: str, token: str) -> tuple[str, object]:
-    """A loopback proxy to ``upstream`` adding ``Authorization: Bearer token``; its URL and its uvicorn server."""
+    """A loopback proxy to ``upstream`` adding ``Authorization: Bearer token``; its URL and its uvicorn server.
+
+    ``Host`` and ``Origin`` naming the proxy are rewritten to name the server, any other value is passed on as sent,
+    so the server's DNS-rebinding checks see what the suite's requests say (a foreign Host or Origin stays foreign)."""
     import httpx
     import uvicorn
     from starlette.applications import Starlette
@@ -104,17 +113,21 @@ def start_proxy(upstream: str, token: str) -> tuple[str, object]:
 
     client = httpx.AsyncClient(timeout=60)
     hop = {"host", "content-length", "transfer-encoding", "connection", "authorization"}
+    port = free_port()
+    own, theirs = f"127.0.0.1:{port}", upstream.split("/")[2]
 
     async def forward(request):
         headers = {k: v for k, v in request.headers.items() if k.lower() not in hop}
-        headers.update({"authorization": f"Bearer {token}", "host": upstream.split("/")[2]})
+        host = request.headers.get("host", own)
+        headers.update({"authorization": f"Bearer {token}", "host": theirs if host == own else host})
+        if headers.get("origin") == f"http://{own}":
+            headers["origin"] = f"http://{theirs}"
         req = client.build_request(request.method, upstream, headers=headers, content=await request.body())
         resp = await client.send(req, stream=True)
         out = {k: v for k, v in resp.headers.items() if k.lower() not in hop}
         return StreamingResponse(resp.aiter_raw(), status_code=resp.status_code, headers=out,
                                  background=BackgroundTask(resp.aclose))
 
-    port = free_port()
     app = Starlette(routes=[Route("/mcp", forward, methods=["GET", "POST", "DELETE"])])
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
@@ -143,7 +156,8 @@ def run_scenario(register: Path, url: str, name: str, out: Path) -> dict:
     for path in sorted(folder.rglob("checks.json")):
         checks += json.loads(path.read_text(encoding="utf-8"))
     failed = [c for c in checks if c.get("status") == "FAILURE"]
-    return {"scenario": name, "exit_code": done.returncode,
+    counts = {k: v for c in checks for k, v in (c.get("details") or {}).items() if k.endswith("Count")}
+    return {"scenario": name, "exit_code": done.returncode, **({"counts": counts} if counts else {}),
             "result": "pass" if checks and not failed and done.returncode == 0 else "fail",
             "checks": {s: sum(1 for c in checks if c.get("status") == s) for s in ("SUCCESS", "FAILURE", "WARNING")},
             "failures": [{"id": c.get("id"), "message": c.get("errorMessage")} for c in failed],
@@ -159,6 +173,10 @@ def not_applicable(name: str) -> str | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "mcp_conformance.json"))
+    parser.add_argument("--before", help="an earlier run's JSON (this script, run in a checkout of the code before a "
+                                         "change): its results are kept under 'before' for comparison")
+    parser.add_argument("--before-label", default="before", help="what the earlier run was (e.g. 'main before issue "
+                                                                 "31')")
     args = parser.parse_args()
     if not SUITE.exists():
         print("the conformance suite is not installed: run scripts/mcp_clients.sh", file=sys.stderr)
@@ -182,7 +200,13 @@ def main() -> int:
     report = {"suite": f"@modelcontextprotocol/conformance {version}", "node": node_version(),
               "server": "python -m evidence_lib mcp --transport http (bearer token added by a loopback proxy)",
               "passed": sum(r["result"] == "pass" for r in results), "ran": len(results),
+              "passing": [r["scenario"] for r in results if r["result"] == "pass"],
               "results": results, "not_applicable": skipped}
+    if args.before:
+        earlier = json.loads(Path(args.before).read_text(encoding="utf-8"))
+        report["before"] = {"what": args.before_label, "passed": earlier["passed"], "ran": earlier["ran"],
+                            "passing": [r["scenario"] for r in earlier["results"] if r["result"] == "pass"],
+                            "counts": {r["scenario"]: r["counts"] for r in earlier["results"] if r.get("counts")}}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     print(f"{report['passed']}/{report['ran']} applicable scenarios pass; {len(skipped)} do not apply -> {args.out}")

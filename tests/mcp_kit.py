@@ -1,4 +1,5 @@
-"""What the MCP tests share (issue 27): a small folder corpus, a tokens file, a server on a free loopback port."""
+"""What the MCP tests share (issues 27 and 31): a small folder corpus, a tokens file, a server on a free loopback port
+(waited on until it listens, never a fixed sleep), and an SDK client session over stdio or streamable HTTP."""
 
 from __future__ import annotations
 
@@ -8,15 +9,21 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ALICE_TOKEN = "alice-token-0123456789"
 BOB_TOKEN = "bob-token-0123456789ab"
 LIMITS = "Batch limit\nThe batch limit is 200 rows per call. Timeout is 30 seconds.\n"
 PAYROLL = "工资单\n单批上限为200条，超时设为30秒。只有财务组可以读。\n"
+#: How long a test waits for a server to listen: generous, the machine is shared and busy.
+READY_SECONDS = 180
+TRANSPORTS = ("stdio", "http")
 
 
 def write_corpus(folder: Path) -> Path:
@@ -36,9 +43,21 @@ def write_tokens(path: Path) -> Path:
     return path
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """The two-document folder of :func:`write_corpus` (import the fixture into a test module to use it)."""
+    return write_corpus(tmp_path / "docs")
+
+
+@pytest.fixture
+def tokens(tmp_path: Path) -> Path:
+    """The tokens file of :func:`write_tokens`."""
+    return write_tokens(tmp_path / "tokens.json")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.bind((host, 0))
         return s.getsockname()[1]
 
 
@@ -46,36 +65,111 @@ def server_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "evidence_lib", "mcp", *args]
 
 
+def server_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+@dataclass
+class Running:
+    """A server subprocess: its URL, its process and the file its stderr goes to."""
+
+    url: str
+    proc: subprocess.Popen
+    log: Path
+
+    def log_lines(self) -> list[str]:
+        return self.log.read_text(encoding="utf-8", errors="replace").splitlines()
+
+
 @contextmanager
-def http_server(corpus: Path, tokens: Path) -> Iterator[str]:
-    """``python -m evidence_lib mcp --transport http`` in a subprocess on a free loopback port; its URL. Torn down
-    (terminated, then killed) when the block ends."""
-    port = free_port()
-    proc = subprocess.Popen(server_command("--corpus", str(corpus), "--transport", "http", "--port", str(port),
-                                           "--tokens", str(tokens)),
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+def serve_http(corpus: Path | str, tokens: Path, log: Path, *, host: str = "127.0.0.1",
+               extra: tuple[str, ...] = ()) -> Iterator[Running]:
+    """``python -m evidence_lib mcp --transport http`` in a subprocess on a free port of ``host``, its stderr in
+    ``log``; waits until it listens. Torn down (terminated, then killed) when the block ends."""
+    port = free_port(host)
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(server_command("--corpus", str(corpus), "--transport", "http", "--host", host,
+                                               "--port", str(port), "--tokens", str(tokens), *extra),
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, env=server_env())
     try:
-        _wait_for(port, proc)
-        yield f"http://127.0.0.1:{port}/mcp"
+        _wait_for(host, port, proc, log)
+        yield Running(f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp", proc, log)
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if proc.stderr is not None:
-            proc.stderr.close()
 
 
-def _wait_for(port: int, proc: subprocess.Popen) -> None:
-    for _ in range(300):
+@contextmanager
+def http_server(corpus: Path, tokens: Path) -> Iterator[str]:
+    """:func:`serve_http` on 127.0.0.1 with its stderr beside the tokens file; the server's URL."""
+    with serve_http(corpus, tokens, tokens.with_name(tokens.name + ".server.log")) as running:
+        yield running.url
+
+
+def _wait_for(host: str, port: int, proc: subprocess.Popen, log: Path) -> None:
+    """Until the server accepts a connection; its own error if it exits first."""
+    deadline = time.monotonic() + READY_SECONDS
+    while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"the server exited: {proc.stderr.read().decode()[-2000:]}")
+            raise RuntimeError(f"the server exited: {log.read_text(errors='replace')[-2000:]}")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            with socket.create_connection((host, port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.05)
-    raise RuntimeError("the server did not listen")
+    raise RuntimeError(f"the server did not listen within {READY_SECONDS} s")
+
+
+@dataclass
+class Served:
+    """A client's view of one server: the initialized SDK session, the file the server's stderr goes to, and the HTTP
+    server (``None`` over stdio)."""
+
+    session: object
+    log: Path
+    running: Running | None = None
+
+    def log_lines(self) -> list[str]:
+        return self.log.read_text(encoding="utf-8", errors="replace").splitlines()
+
+
+@asynccontextmanager
+async def mcp_session(transport: str, corpus: Path, tokens: Path, *, token: str = ALICE_TOKEN,
+                      extra: tuple[str, ...] = ()) -> AsyncIterator[Served]:
+    """An initialized SDK ``ClientSession`` to a server over ``corpus``: stdio (the local principal) or HTTP (the
+    principal of ``token``, from ``tokens``). The server's stderr goes to a file beside ``tokens``."""
+    import httpx
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+
+    log = tokens.with_name(f"{tokens.name}.{transport}.log")
+    if transport == "stdio":
+        params = StdioServerParameters(command=sys.executable, args=server_command("--corpus", str(corpus), *extra)[1:],
+                                       cwd=str(ROOT), env=server_env())
+        with open(log, "w", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                yield Served(session, log)
+        return
+    with serve_http(corpus, tokens, log, extra=extra) as running:
+        client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120)
+        async with streamable_http_client(running.url, http_client=client) as (read, write, _), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            yield Served(session, log, running)
+
+
+async def ask(session, name: str, **args) -> tuple[str, bool]:
+    """``(text, is_error)`` of one ``tools/call``."""
+    result = await session.call_tool(name, args)
+    return result.content[0].text, bool(result.isError)
+
+
+async def task_of(session) -> str:
+    """A new task's handle (``start_task``)."""
+    return json.loads((await ask(session, "start_task"))[0])["task"]

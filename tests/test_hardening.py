@@ -33,21 +33,23 @@ def _page(tools, doc_id, offset, limit, cid="r"):
 
 # -- 1. citation coverage ---------------------------------------------------------------------------------
 
-def test_zero_length_citation_of_an_unread_document_is_never_read(tmp_path):
+def test_zero_length_citation_of_an_unread_document_cites_nothing(tmp_path):
     index = EvidenceIndex.build(article_corpus(), tmp_path)
     ledger = Ledger(Budget())
     tools = evidence_tools(index, ledger=ledger)
     _page(tools, "d01", 0, 10)  # some *other* document was read
     d05 = index.entry("d05")
     check = verify_citation(index, Citation("d05", d05.revision, 0, 0, d05.sha256), ledger)
-    assert check.reason == "never_read"
+    assert check.reason == "empty_range"
 
 
-def test_zero_length_citation_inside_a_read_range_is_covered(tmp_path):
+def test_zero_length_citation_inside_a_read_range_cites_nothing(tmp_path):
+    # issue 31 (item 4): [s, s) inside a page that was read used to verify; it cites no text, so it never does
     index = EvidenceIndex.build(article_corpus(), tmp_path)
     ledger = Ledger(Budget())
     page = _page(evidence_tools(index, ledger=ledger), "d03", 4321, 18)
-    assert verify_citation(index, Citation("d03", page["revision"], 4330, 4330, page["sha256"]), ledger).ok
+    check = verify_citation(index, Citation("d03", page["revision"], 4330, 4330, page["sha256"]), ledger)
+    assert check.reason == "empty_range" and not check.ok
 
 
 # -- 2. reads bound to bytes, not labels --------------------------------------------------------------------

@@ -17,13 +17,14 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'evidence-lib[mcp]')")
+pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
 import httpx  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp_kit import ALICE_TOKEN, BOB_TOKEN, LIMITS, ROOT, http_server, write_corpus, write_tokens  # noqa: E402
+from mcp_kit import ALICE_TOKEN, BOB_TOKEN, LIMITS, ROOT, ask, corpus, http_server, task_of, \
+    tokens  # noqa: E402, F401 - corpus and tokens are fixtures
 
 from evidence_lib.access import Access, Principal  # noqa: E402
 from evidence_lib.eval.run import bm25_source, load_corpus  # noqa: E402
@@ -38,28 +39,9 @@ QUESTION = [("search_evidence", {"query": "batch limit"}), ("locate_evidence", {
             ("read_evidence", {"doc_id": "payroll", "offset": 0, "limit": 800})]
 
 
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    return write_corpus(tmp_path / "docs")
-
-
-@pytest.fixture
-def tokens(tmp_path: Path) -> Path:
-    return write_tokens(tmp_path / "tokens.json")
-
-
 def stdio_params(corpus: Path) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", "evidence_lib", "mcp", "--corpus", str(corpus)],
                                  cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
-
-
-async def ask(session: ClientSession, name: str, **args) -> tuple[str, bool]:
-    result = await session.call_tool(name, args)
-    return result.content[0].text, bool(result.isError)
-
-
-async def task_of(session: ClientSession) -> str:
-    return json.loads((await ask(session, "start_task"))[0])["task"]
 
 
 def langchain_replies(corpus: Path, principal: Principal) -> list[tuple[str, bool]]:
@@ -217,4 +199,4 @@ def test_inspector_cli_lists_the_tools_and_calls_one(corpus: Path) -> None:
     assert json.loads(started["content"][0]["text"])["task"].startswith("t-")
     refused = run_inspector(corpus, "--method", "tools/call", "--tool-name", "read_evidence",
                             "--tool-arg", "task=t-never-minted", "--tool-arg", "doc_id=limits")
-    assert refused["isError"] is True and json.loads(refused["content"][0]["text"])["error"] == "ledger_expired"
+    assert refused["isError"] is True and json.loads(refused["content"][0]["text"])["error"] == "unknown_task"

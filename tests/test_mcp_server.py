@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'evidence-lib[mcp]')")
+pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
 from mcp_kit import ALICE_TOKEN, BOB_TOKEN, LIMITS, write_corpus, write_tokens  # noqa: E402
 
@@ -96,7 +96,7 @@ def test_another_principals_task_handle_is_refused_like_an_unknown_one(server) -
     task = start(server, ALICE)
     theirs = call(server, BOB, "search_evidence", task=task, query="batch limit")
     unknown = call(server, BOB, "search_evidence", task="t-never-minted", query="batch limit")
-    assert theirs == unknown and theirs[1] and code(theirs[0]) == "ledger_expired"
+    assert theirs == unknown and theirs[1] and code(theirs[0]) == "unknown_task"
     assert not call(server, ALICE, "search_evidence", task=task, query="batch limit")[1]
 
 
@@ -153,7 +153,7 @@ def test_bad_arguments_are_tool_errors_with_stable_codes(server, name, args, exp
 def test_a_missing_or_malformed_task_handle_is_refused(server, task) -> None:
     args = {"query": "batch"} if task is None else {"task": task, "query": "batch"}
     result = server.dispatch(ALICE, "search_evidence", args)
-    assert result.isError and code(result.content[0].text) == "ledger_expired"
+    assert result.isError and code(result.content[0].text) == "unknown_task"
 
 
 def test_start_task_takes_no_arguments(server) -> None:
@@ -180,7 +180,7 @@ def test_starting_tasks_forgets_the_oldest_beyond_the_bound(server) -> None:
     first = start(server, ALICE)
     for _ in range(MAX_TASKS_PER_PRINCIPAL):
         start(server, ALICE)
-    assert code(call(server, ALICE, "search_evidence", task=first, query="batch")[0]) == "ledger_expired"
+    assert code(call(server, ALICE, "search_evidence", task=first, query="batch")[0]) == "unknown_task"
 
 
 # -- the folder rules and the command line ----------------------------------------------------------------------------

@@ -350,6 +350,9 @@ class _Walk:
             out.append(Finding(index, "citation_malformed", problem))
         for c in answer.citations:
             where = f"[{c.n}] {_show(c.doc_id)}@{_show(c.revision)} [{c.start}, {c.end})"
+            if c.start == c.end:  # [s, s) cites no text, as verify_citation says (empty_range)
+                out.append(Finding(index, "citation_empty_range", f"{where} cites no text"))
+                continue
             sha = next((h for h in self.shas.get((c.doc_id, c.revision), [])
                         if (c.sha256 is None or _same_content(h, c.sha256))
                         and self.shown[(c.doc_id, c.revision, h)].covers(c.start, c.end)), None)

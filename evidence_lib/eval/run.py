@@ -19,21 +19,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_core.documents import Document as LCDocument
 
 from ..documents import Document
 from ..index import EvidenceIndex
 from ..lines import text_line, token
-from ..retrieval.bm25 import BM25Retriever, recall_at_k
+from ..retrieval.bm25 import recall_at_k
 from ..retrieval.corpora import folder_corpus, pydoc_corpus
-from ..retrieval.snapshot import RetrieverSource
+from ..retrieval.folder import RETRIEVER_K, bm25_source  # the eval's source: BM25 (k = RETRIEVER_K) over the docs
 from . import deepagents_flow
 from ..profiles import profile_of
 from .flows import CHOOSERS, DEFAULT_CHOOSER, MAX_CALLS, PROVES, dump_flow, help_text, no_help_flow, protocol_flow
 from .qa_check import check_items, corpus_sha256
 
 FLOWS = ("dump_top5", "article", "compact", "no_help", "deepagents", "deepagents_default")
-RETRIEVER_K = 20
 #: The flow the issue's targets hold to account against Deep Agents (:func:`targets`).
 TARGET_FLOW = "compact"
 
@@ -156,15 +154,6 @@ def summarize(runs: Sequence[Mapping[str, Any]], flow: str, chooser: str = DEFAU
             "median_tokens": statistics.median(t), "p90_tokens": _quantile(t, 0.9),
             "median_calls": statistics.median(c), "help": help_text(flow, chooser), "proves": PROVES[flow],
             "chooser": chooser, "bytes_by_tool": bytes_by_tool(runs)}
-
-
-def bm25_source(docs: Sequence[Document]) -> RetrieverSource:
-    """A BM25 retriever (k = ``RETRIEVER_K``) over ``docs`` behind the three tools: the eval's source, and the MCP
-    server's for a folder (``python -m evidence_lib mcp --corpus``). Each document keeps its grants (``access``)."""
-    lc = [LCDocument(page_content=d.text, metadata={"doc_id": d.doc_id, "title": d.title, "revision": d.revision,
-                                                    **({"access": d.access} if d.access is not None else {})})
-          for d in docs]
-    return RetrieverSource(BM25Retriever(documents=lc, k=RETRIEVER_K))
 
 
 def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, Any]],

@@ -7,7 +7,7 @@
   ``pydoc_corpus("running")`` takes the running interpreter's instead.
 * :func:`folder_corpus`: a team's own documents, one UTF-8 ``.txt`` file each; ``doc_id`` = the
   file name without ``.txt``, title = its first non-empty line, revision = a label you give or the
-  first 12 hex digits of the file's sha256.
+  first 12 hex digits of the file's sha256. Names starting with a dot are skipped, as a shell's ``*.txt`` does.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from ..index import MAX_STORED_BYTES, EvidenceIndex, sha256_hex
 from ..lines import token
 from .pinned import PINNED_PYDOC, PINNED_PYDOC_VERSION, pydoc_topics as topics_of
 
-__all__ = ["PINNED_PYDOC", "PINNED_PYDOC_VERSION", "folder_corpus", "pydoc_corpus"]
+__all__ = ["PINNED_PYDOC", "PINNED_PYDOC_VERSION", "file_document", "folder_corpus", "folder_files", "pydoc_corpus"]
 
 MAX_TITLE_CHARS = 120
+_TEXT_RULE = "a document is UTF-8 text without NUL bytes"
 
 
 def _title(text: str, fallback: str) -> str:
@@ -90,33 +91,55 @@ def _read_capped(path: Path) -> bytes:
     return raw
 
 
-def folder_corpus(folder: str | Path, revision: str | None = None) -> list[Document]:
-    """Every ``*.txt`` file directly in ``folder`` (sorted by name), read as UTF-8 (strict).
+def folder_files(folder: str | Path) -> list[os.DirEntry]:
+    """The files a folder corpus is made of, sorted by name: every ``*.txt`` directly in ``folder`` that is a regular
+    file (symlinks, FIFOs and folders are skipped) and whose name does not start with a dot, as a shell's ``*.txt``
+    skips it (``.hidden.txt``, and the ``._notes.txt`` macOS writes beside a file, are not documents)."""
+    with os.scandir(folder) as found:
+        files = [e for e in found if e.name.endswith(".txt") and not e.name.startswith(".")
+                 and e.is_file(follow_symlinks=False)]
+    return sorted(files, key=lambda e: e.name)
 
-    Refused with a ``ValueError`` naming the file (by its name only, escaped with :func:`~evidence_lib.lines.token`),
-    before anything is indexed: a file name the index refuses as a doc_id (the name without ``.txt``: 1-128
-    characters, no white space, control character, backslash or ``@#[]"'``, see :mod:`evidence_lib.ids`; a name
-    that is not UTF-8), a file over
-    :data:`~evidence_lib.index.MAX_STORED_BYTES`, and a file that is not valid UTF-8. Symlinks and anything
-    but regular files are skipped.
+
+def file_document(path: str | Path, revision: str | None = None) -> Document:
+    """The document one file of a folder corpus holds: ``doc_id`` = the name without ``.txt``, title = its first
+    non-empty line, revision = ``revision`` or the first 12 hex digits of the file's sha256.
+
+    One rule for a file that cannot be a document, a ``ValueError`` naming it (by its name only, escaped with
+    :func:`~evidence_lib.lines.token`): a name the index refuses as a doc_id (1-128 characters, no white space,
+    control character, backslash or ``@#[]"'``, see :mod:`evidence_lib.ids`; a name that is not UTF-8), more than
+    :data:`~evidence_lib.index.MAX_STORED_BYTES`, a symlink or anything but a regular file, and bytes that are not
+    UTF-8 text: invalid UTF-8 or a NUL byte (either way, the byte's offset is given).
+    """
+    path = Path(path)
+    why = _name_problem(path.name)
+    if why:
+        raise ValueError(f"file name {token(path.name)} {why}: rename it (the name without .txt is its doc_id)")
+    raw = _read_capped(path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{token(path.name)} is not valid UTF-8 (byte {e.start}): {_TEXT_RULE}") from None
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise ValueError(f"{token(path.name)} holds a NUL byte (byte {nul}): {_TEXT_RULE}")
+    label = revision if revision is not None else sha256_hex(raw)[:12]
+    return Document(path.name[:-4], _title(text, path.name[:-4]), label, text)
+
+
+def folder_corpus(folder: str | Path, revision: str | None = None) -> list[Document]:
+    """Every file of :func:`folder_files` (``*.txt`` directly in ``folder``, no dotfiles, regular files only) as a
+    document (:func:`file_document`), sorted by name.
+
+    A file that cannot be a document (:func:`file_document`'s rule: its name, its size, bytes that are not UTF-8
+    text, invalid UTF-8 and a NUL byte alike) is refused with a ``ValueError`` naming it, before anything is
+    indexed. An MCP server that watches the folder (:class:`~evidence_lib.retrieval.folder.FolderSource`) leaves such
+    a file out instead, and says so.
     """
     root = Path(folder)
     if not root.is_dir():
         raise ValueError(f"not a folder: {token(root.name or str(folder))}")
-    docs = []
-    for path in sorted(root.glob("*.txt")):
-        if path.is_symlink() or not path.is_file():
-            continue
-        why = _name_problem(path.name)
-        if why:
-            raise ValueError(f"file name {token(path.name)} {why}: rename it (the name without .txt is its doc_id)")
-        raw = _read_capped(path)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ValueError(f"{token(path.name)} is not valid UTF-8 (byte {e.start})") from None
-        label = revision if revision is not None else sha256_hex(raw)[:12]
-        docs.append(Document(path.name[:-4], _title(text, path.name[:-4]), label, text))
+    docs = [file_document(root / e.name, revision) for e in folder_files(root)]
     if not docs:
         raise ValueError(f"no .txt files in {token(root.name or str(folder))}")
     return docs

@@ -22,9 +22,10 @@ import hashlib
 import hmac
 import inspect
 import secrets
+import sys
 import threading
 import warnings
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -57,6 +58,43 @@ DEFAULT_HISTORY_LIMIT = 16
 #: Whole-corpus indexes (:meth:`RetrieverSource.whole`) kept, for the most recent principals: a miss only rebuilds
 #: one, so the bound trades memory for time and never changes what is shown.
 WHOLE_CACHE = 4
+#: Most memory (UTF-8 bytes plus the text they encode) :class:`EncodedTexts` keeps for a source; least recently used
+#: texts go first. A miss only encodes and hashes the text again.
+ENCODED_CACHE_BYTES = 256 * 1024 * 1024
+
+
+class EncodedTexts:
+    """A bounded cache of each text's UTF-8 bytes and their sha256, shared by every snapshot and task of a source
+    (issue 31): 40 tasks whose searches rank one 10 MB document reference one bytes object, not 40 copies.
+    Thread-safe: encoding and hashing run outside the lock; the first copy stored is the one every caller gets."""
+
+    def __init__(self, max_bytes: int = ENCODED_CACHE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> tuple[bytes, str]:
+        """``(text's UTF-8 bytes, their sha256 in hex)``; ``UnicodeEncodeError`` for a lone surrogate."""
+        with self._lock:
+            hit = self._items.get(text)
+            if hit is not None:
+                self._items.move_to_end(text)
+                return hit
+        raw = text.encode("utf-8")
+        made = (raw, sha256_hex(raw))
+        cost = len(raw) + sys.getsizeof(text)
+        with self._lock:
+            hit = self._items.get(text)
+            if hit is not None:  # another thread stored it meanwhile: share that copy
+                return hit
+            if cost <= self.max_bytes:
+                self._items[text] = made
+                self._size += cost
+                while self._size > self.max_bytes:
+                    old, (old_raw, _) = self._items.popitem(last=False)
+                    self._size -= len(old_raw) + sys.getsizeof(old)
+        return made
 
 
 class AccessMetadataWarning(UserWarning):
@@ -100,18 +138,19 @@ def default_access(doc: LCDocument) -> Access | None:
 
 
 def to_evidence_document(doc: LCDocument, access: Callable[[LCDocument], Access | None] = default_access, *,
-                         readable: bool = True, key: bytes | None = None) -> Document:
+                         readable: bool = True, key: bytes | None = None, sha256: str | None = None) -> Document:
     """A LangChain ``Document`` as the series' :class:`~evidence_lib.documents.Document` (metadata first).
 
     ``readable=False`` builds it for a principal who may discover but not read the text: then nothing computed
     comes from the text in the clear. A computed title is the doc_id, and a computed doc_id (``doc-<12 hex>``)
     and revision (12 hex) are HMAC-SHA256 under ``key`` (required), not the text's plain sha256. A doc_id from the
     metadata is made a doc_id of :mod:`evidence_lib.ids` by :func:`~evidence_lib.ids.escape_doc_id` (``"my file#2"``
-    becomes ``"my%20file%232"``), so every citation of it parses.
+    becomes ``"my%20file%232"``), so every citation of it parses. ``sha256``: the text's sha256 when the caller has
+    it already (a :class:`RetrieverSource` keeps it with the encoded bytes), so it is not computed again.
     """
     text = doc.page_content
     if readable:
-        digest = sha256_hex(text)
+        digest = sha256 or sha256_hex(text)
     elif isinstance(key, bytes) and key:
         digest = keyed_digest(key, text)
     else:
@@ -312,7 +351,9 @@ class RetrieverSource:
     ``history_limit`` snapshots (default 16; 0 keeps none) as ``(query, snapshot)`` pairs in a bounded
     ``collections.deque``, newest last, so a long-lived source does not grow. ``fingerprint_key`` keys the
     computed doc_id and revision of documents a principal may discover but not read (default: 32 random bytes
-    per source; pass your own to keep those ids stable across processes, and keep it secret).
+    per source; pass your own to keep those ids stable across processes, and keep it secret). ``encoded`` holds each
+    document's UTF-8 bytes and sha256 once for every snapshot, task and principal (:class:`EncodedTexts`; sources
+    rebuilt over mostly the same documents may share one).
     """
 
     retriever: BaseRetriever
@@ -324,6 +365,7 @@ class RetrieverSource:
     #: The documents a generic retriever was built from, so that locate reaches every document the principal may
     #: read, not only the last query's snapshot (a ``BM25Retriever`` knows its own; see :meth:`whole`).
     corpus: Sequence[LCDocument] | None = field(default=None, repr=False)
+    encoded: EncodedTexts = field(default_factory=EncodedTexts, repr=False, compare=False)
     _warned: bool = field(default=False, init=False, repr=False, compare=False)
     _wholes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _wholes_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
@@ -442,17 +484,20 @@ class RetrieverSource:
         for lc in docs:
             grants = self.access_of(lc)
             readable = allowed(grants, principal, "read")
-            doc = to_evidence_document(lc, lambda _d, g=grants: g, readable=readable, key=self.fingerprint_key)
-            if not clean_text(doc.text) or not clean_text(doc.doc_id):
+            try:  # one bytes object per text, shared by every snapshot (issue 31)
+                raw, digest = self.encoded.get(lc.page_content)
+            except UnicodeEncodeError:
                 continue  # text that cannot be stored or shown is not evidence
-            raw = doc.text.encode("utf-8")
-            actual = sha256_hex(raw)
-            doc_id = ids.of(doc.doc_id[:120], actual, within)
+            doc = to_evidence_document(lc, lambda _d, g=grants: g, readable=readable, key=self.fingerprint_key,
+                                       sha256=digest)
+            if b"\0" in raw or not clean_text(doc.doc_id):
+                continue  # text that cannot be stored or shown is not evidence
+            doc_id = ids.of(doc.doc_id[:120], digest, within)
             if doc_id in blobs:
                 continue  # the same text again
             blobs[doc_id] = raw
             claimed = lc.metadata.get("sha256")
-            sha = claimed if isinstance(claimed, str) else actual
+            sha = claimed if isinstance(claimed, str) else digest
             preview = doc.text[:PREVIEW_CHARS] if readable else ""  # no text of what the principal may not read
             entries.append(IndexEntry(doc_id, doc.title, doc.revision, len(doc.text), sha, preview, doc.access,
                                       bytes=len(raw)))

@@ -2,8 +2,9 @@
 
 ``python -m evidence_lib mcp --corpus DIR`` (or ``--store``) serves ``start_task``, ``search_evidence``,
 ``locate_evidence``, ``read_evidence`` and ``verify_citations`` over stdio or streamable HTTP on loopback
-(:mod:`._cli`); :func:`build_server` builds the same server in code. Needs the ``mcp`` extra
-(``pip install 'evidence-lib[mcp]'``): the names below load the SDK on first use, so ``--help`` works without it.
+(:mod:`._cli`); :func:`build_server` builds the same server in code. Needs the ``mcp`` extra (from this repository's
+folder: ``pip install -e '.[mcp]'``, or ``make setup``): the names below load the SDK on first use, so ``--help``
+works without it.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ from ._config import LOCAL_PRINCIPAL, check_loopback, load_config
 
 __all__ = ["add_parser", "main"]
 
+#: Said when the ``mcp`` SDK is missing: this checkout's own install, never a package index (no ``evidence-lib``
+#: package is published; a stranger could register that name).
+MISSING_EXTRA = ("the MCP server needs the mcp extra: from this repository's folder run `pip install -e '.[mcp]'` "
+                 "(or `make setup`)")
 MCP_HELP = "serve search/locate/read_evidence and verify_citations to MCP clients (stdio, or HTTP on loopback)"
 EPILOG = """\
 examples:
@@ -23,7 +27,9 @@ examples:
   python -m evidence_lib mcp --store evidence.db --session s-1 --query "batch limit" --tokens tokens.toml \\
       --transport http
 Tools: start_task() -> {"task": handle}; search_evidence, locate_evidence, read_evidence and
-verify_citations(task, answer) each take that handle (one budget per task).
+verify_citations(task, answer) each take that handle (one budget per task; 16 live tasks per principal).
+Prompt: reading_contract. Resources: evidence://catalog (what you may discover) and
+evidence://page/{task}/{doc_id}/{offset}/{limit} (read_evidence of that task, charged to its budget).
 Tokens file (JSON or .toml): {"tokens": {"<16+ chars>": {"tenant", "user", "groups"}},
 "documents": {"<doc_id>": {"tenant", "read", "discover"}}} (documents not listed are open to every principal)."""
 
@@ -33,8 +39,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("mcp", help=MCP_HELP, description=MCP_HELP + ".", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--corpus", help="a folder of UTF-8 .txt files (the eval's folder rules: no symlinks, FIFOs "
-                                        "or files over 64 MiB; the name without .txt is the doc_id), or 'pydoc'")
+    where.add_argument("--corpus", help="a folder of UTF-8 .txt files, or 'pydoc'. The name without .txt is the "
+                                        "doc_id; names starting with a dot are skipped (as a shell's *.txt), so are "
+                                        "symlinks and FIFOs; a file that is not UTF-8 text (or holds a NUL byte) or "
+                                        "is over 64 MiB stops the start, naming it. Every call sees the folder as it "
+                                        "is now (a stat per file): edited files get a new revision, deleted ones "
+                                        "are gone, a file that turns bad is left out and named on stderr")
     where.add_argument("--store", help="a store: an SQLite file, a postgresql:// DSN (serves the snapshot "
                                        "--session/--query of each principal's tenant)")
     p.add_argument("--session", default="mcp", help="with --store: the snapshot's session (default: mcp)")
@@ -50,26 +60,32 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _with_grants(docs: list, grants: Mapping[str, Access | None]) -> list:
-    """``docs`` with the tokens file's grants; a grant naming no document is an error (a typo would leave it open)."""
-    from dataclasses import replace
-
-    unknown = sorted(set(grants) - {d.doc_id for d in docs})
+def _check_grants(doc_ids: list[str], grants: Mapping[str, Access | None]) -> None:
+    """A grant naming no document is an error (a typo would leave that document open)."""
+    unknown = sorted(set(grants) - set(doc_ids))
     if unknown:
         raise ValueError(f"tokens file: 'documents' names {len(unknown)} doc_id(s) not in the corpus")
-    return [replace(d, access=grants.get(d.doc_id)) for d in docs]
 
 
 def _source(args: argparse.Namespace, grants: Mapping[str, Access | None]) -> Any:
     from ._server import Source, fixed_source
 
-    if args.corpus is not None:
+    if args.corpus == "pydoc":
+        from dataclasses import replace
+
         from ...eval.run import bm25_source, load_corpus
 
         _, docs = load_corpus(args.corpus)
-        # The eval's source: a BM25 retriever over the folder, so search ranks by the question and locate (which
-        # covers every readable document) ranks the documents the search ranked first.
-        return fixed_source(bm25_source(_with_grants(docs, grants)))
+        _check_grants([d.doc_id for d in docs], grants)
+        return fixed_source(bm25_source([replace(d, access=grants.get(d.doc_id)) for d in docs]))
+    if args.corpus is not None:
+        from ...retrieval.folder import FolderSource
+
+        # The eval's source (a BM25 retriever over the folder: search ranks by the question, locate covers every
+        # readable document), following the folder: each call sees the files as they are now (issue 31).
+        folder = FolderSource(args.corpus, grants)
+        _check_grants(folder.doc_ids(), grants)
+        return fixed_source(folder)
     from ...offload import owner_session
     from ...store import open_store, system_clock
 
@@ -86,7 +102,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         from ._server import build_server
     except ImportError:
-        print("the MCP server needs the mcp extra: pip install 'evidence-lib[mcp]'", file=sys.stderr)
+        print(MISSING_EXTRA, file=sys.stderr)
         return 2
     try:
         check_loopback(args.host)
@@ -100,5 +116,18 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"evidence_lib mcp: {e}", file=sys.stderr)
         return 2
+    _one_line_log()
     server.run("streamable-http" if args.transport == "http" else "stdio")
     return 0
+
+
+def _one_line_log() -> None:
+    """The server's own messages (a refused request body, ...) on stderr, one plain line each."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("evidence_lib mcp: %(message)s"))
+    log = logging.getLogger("evidence_lib.mcp")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False

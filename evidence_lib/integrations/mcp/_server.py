@@ -7,12 +7,17 @@ text is the tools' JSON refusal with its stable code. One budget per task (noteb
 handle bound to the caller's principal; every other call passes it, and another principal's handle is refused
 exactly like one never minted. The principal comes from the transport (stdio: one local principal; HTTP: the
 bearer token, through the SDK's ``TokenVerifier``), never from a tool argument (notebook 04).
+
+Beside the tools (issue 31): the reading contract as a prompt and the catalog and bounded pages as resources
+(:mod:`._catalog`); over HTTP, DNS-rebinding checks for the bound address, no OAuth metadata, and a guard in front of
+the SDK's JSON parsing (:mod:`._http`). ``initialize`` advertises exactly tools, prompts and resources.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import secrets
 import threading
 from collections import OrderedDict
@@ -22,18 +27,24 @@ from typing import Any
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.settings import AuthSettings
 from mcp.server.fastmcp import FastMCP
-from mcp.types import CallToolResult, TextContent
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.shared.exceptions import McpError
+from mcp.types import INVALID_PARAMS, CallToolResult, ErrorData, GetPromptResult, Prompt, PromptArgument, \
+    PromptMessage, Resource, ResourceTemplate, TextContent
 from mcp.types import Tool as MCPTool
 
 from ...access import Principal
-from ...citations import verify_sources
+from ...citations import CITATION_FORM, REASONS, verify_sources
 from ...errors import EvidenceError, error_payload, to_json
 from ...index import IndexProtocol
 from ...ledger import Budget, Ledger
+from ...paging import MAX_PAGE_CHARS
 from ...toolkit import refusal_message, run_tool_call
 from ...tools import evidence_tools
+from ._catalog import (CATALOG_TEMPLATE, CATALOG_URI, INSTRUCTIONS, MAX_QUESTION_CHARS, PAGE_TEMPLATE, PROMPT,
+                       catalog_cursor, catalog_page, contract, page_args)
+from ._http import BodyGuard, NoAuthorizationServer, auth_settings, transport_security
 
 __all__ = ["EVIDENCE_TOOLS", "MAX_ANSWER_CHARS", "MAX_CHECKS_SHOWN", "MAX_REPLY_BYTES", "MAX_REQUEST_BYTES",
            "MAX_TASKS_PER_PRINCIPAL", "MAX_VERIFY_CALLS", "EvidenceMCP", "Source", "TokenPrincipals", "build_server",
@@ -47,13 +58,19 @@ MAX_ANSWER_CHARS = 20_000
 MAX_CHECKS_SHOWN = 40
 #: ``verify_citations`` calls per task: checking is outside the reading budget, but not free.
 MAX_VERIFY_CALLS = 20
-#: Live tasks per principal; starting one more forgets that principal's oldest task (its handle is then refused).
-MAX_TASKS_PER_PRINCIPAL = 64
+#: Live tasks per principal; starting one more forgets that principal's oldest task (its handle is then refused as
+#: ``unknown_task``). An agent works on a few tasks at once; 16 leaves room for parallel sub-agents and bounds what one
+#: token can pin (a task holds its ledger and its last snapshot's entries; the documents' bytes are shared by all
+#: tasks, issue 31). The server as a whole holds at most this many per principal of the tokens file.
+MAX_TASKS_PER_PRINCIPAL = 16
 #: Largest reply (UTF-8 bytes) the server sends: the tools' own bounds keep far under it (tests/test_mcp_bounds.py);
 #: a reply over it would be refused as ``result_too_large``, never sent.
 MAX_REPLY_BYTES = 24_000
 #: Largest HTTP request body the server reads.
 MAX_REQUEST_BYTES = 256 * 1024
+#: MCP's error code for a resource that does not exist (the specification's resources page); a refusal of another
+#: kind (bounds, budget) is ``INVALID_PARAMS``.
+RESOURCE_NOT_FOUND = -32002
 _HANDLE_MAX_CHARS = 64
 _TASK_FIELD = {"type": "string", "maxLength": _HANDLE_MAX_CHARS,
                "description": "The task handle start_task returned (one budget per task)."}
@@ -100,11 +117,20 @@ class _Tasks:
                 del self._tasks[old]
         return handle
 
+    def catalog_index(self, principal: Principal) -> Any:
+        """What the catalog lists for ``principal``: the source's index, or every document a retriever source knows
+        (``None`` when it cannot enumerate them), as it is now."""
+        source = self.source.index_for(principal)
+        if isinstance(source, IndexProtocol):
+            return source
+        getattr(source, "generation", None)  # a source that follows a folder checks it now (FolderSource)
+        return source.whole(principal)
+
     def get(self, handle: Any, principal: Principal) -> _Task:
         with self._lock:
             task = self._tasks.get(handle) if isinstance(handle, str) else None
         if task is None or task.principal != principal:
-            raise EvidenceError("ledger_expired")  # unknown, forgotten and another's: one refusal
+            raise EvidenceError("unknown_task")  # never issued, forgotten and another's: one refusal
         return task
 
 
@@ -160,9 +186,13 @@ def _tool_list(profile: str) -> list[MCPTool]:
     return tools
 
 
-def _check_row(n: int, check: Any) -> dict[str, Any]:
+def _check_row(check: Any) -> dict[str, Any]:
+    """One ``verify_citations`` row: which Sources line, what it cites, and why it does or does not verify; a line that
+    does not parse shows the expected form instead of an empty citation."""
     c = check.citation
-    return {"line": n, "doc_id": c.doc_id, "start": c.start, "end": c.end, "reason": check.reason}
+    if c is None:
+        return {"line": check.line, "reason": check.reason, "expected": CITATION_FORM}
+    return {"line": check.line, "doc_id": c.doc_id, "start": c.start, "end": c.end, "reason": check.reason}
 
 
 class EvidenceMCP(FastMCP):
@@ -171,9 +201,7 @@ class EvidenceMCP(FastMCP):
 
     def __init__(self, tasks: _Tasks, *, local: Principal | None, verifier: TokenPrincipals | None = None,
                  **settings: Any) -> None:
-        super().__init__("evidence", instructions="Search, locate and read your documents with citations that "
-                         "verify: call start_task first, then search_evidence, locate_evidence, read_evidence; "
-                         "check the final answer with verify_citations.", token_verifier=verifier, **settings)
+        super().__init__("evidence", instructions=INSTRUCTIONS, token_verifier=verifier, **settings)
         self.tasks, self.local, self.verifier = tasks, local, verifier
         self._listing = _tool_list(tasks.profile)
 
@@ -190,8 +218,81 @@ class EvidenceMCP(FastMCP):
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:  # type: ignore[override]
         principal = self.caller()
         if principal is None:
-            return _error(EvidenceError("ledger_expired"))
+            return _error(EvidenceError("unknown_task"))
         return await asyncio.to_thread(self.dispatch, principal, name, arguments or {})
+
+    # -- prompts and resources (issue 31, item 10) ---------------------------------------------------------------------
+    async def list_prompts(self) -> list[Prompt]:  # type: ignore[override]
+        return [Prompt(name=PROMPT, title="The reading contract",
+                       description="How to use these tools and cite what you read: the system prompt a LangChain agent "
+                                   "of this library is given (search, locate, read; Sources lines that verify).",
+                       arguments=[PromptArgument(name="question", required=False,
+                                                 description="The question to answer (optional, at most "
+                                                             f"{MAX_QUESTION_CHARS:,} characters).")])]
+
+    async def get_prompt(self, name: str,  # type: ignore[override]
+                         arguments: dict[str, Any] | None = None) -> GetPromptResult:
+        question = (arguments or {}).get("question")
+        if name != PROMPT or set(arguments or {}) - {"question"} or not (
+                question is None or isinstance(question, str) and len(question) <= MAX_QUESTION_CHARS):
+            raise McpError(ErrorData(code=INVALID_PARAMS, message=f"the one prompt is {PROMPT}, with an optional "
+                                     f"question of at most {MAX_QUESTION_CHARS:,} characters"))
+        text = contract(self.tasks.profile, question)
+        return GetPromptResult(description="the reading contract of this server's tools",
+                               messages=[PromptMessage(role="user", content=TextContent(type="text", text=text))])
+
+    async def list_resources(self) -> list[Resource]:  # type: ignore[override]
+        return [Resource(uri=CATALOG_URI, name="catalog", title="Documents you may discover",
+                         description="The documents your token may discover: doc_id, title, revision, chars, "
+                                     "readable (a bounded page; 'next' names the next one).",
+                         mimeType="application/json")]
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:  # type: ignore[override]
+        return [ResourceTemplate(uriTemplate=CATALOG_TEMPLATE, name="catalog_page", title="A later catalog page",
+                                 description="The catalog from row {cursor} on (its previous page's 'next').",
+                                 mimeType="application/json"),
+                ResourceTemplate(uriTemplate=PAGE_TEMPLATE, name="page", title="One page of a document",
+                                 description="read_evidence(doc_id, offset, limit) of task {task} (start_task gives "
+                                             f"one): at most {MAX_PAGE_CHARS} characters, charged to that task's "
+                                             "budget; doc_id percent-encoded.",
+                                 mimeType="text/plain")]
+
+    async def read_resource(self, uri: Any) -> list[ReadResourceContents]:  # type: ignore[override]
+        text, mime = await asyncio.to_thread(self.resource, self.caller(), str(uri))
+        return [ReadResourceContents(content=text, mime_type=mime)]
+
+    def resource(self, principal: Principal | None, uri: str) -> tuple[str, str]:
+        """``resources/read`` for ``principal``: ``(text, MIME type)`` of a catalog page or of one document page read
+        by a task's ``read_evidence``; a refusal is an ``McpError`` whose message is the tools' JSON refusal (an
+        unknown resource, task or document: ``RESOURCE_NOT_FOUND``; unknown and forbidden documents alike)."""
+        if principal is None:
+            raise _refused(to_json(error_payload(EvidenceError("unknown_task"))))
+        cursor = catalog_cursor(uri)
+        if cursor is not None:
+            try:
+                return catalog_page(self.tasks.catalog_index(principal), principal, cursor), "application/json"
+            except EvidenceError as e:
+                raise _refused(to_json(error_payload(e))) from None
+        found = page_args(uri)
+        if found is None:
+            raise _refused(to_json(error_payload(EvidenceError("unknown_resource"))))
+        handle, args = found
+        result = self.dispatch(principal, "read_evidence", {"task": handle, **args})
+        text = result.content[0].text
+        if result.isError:
+            raise _refused(text)
+        return text, "text/plain"
+
+    def streamable_http_app(self) -> Any:
+        """The SDK's app, with :class:`~._http.BodyGuard` in front of the MCP endpoint (after the bearer check) and,
+        with bearer tokens, :class:`~._http.NoAuthorizationServer` answering the OAuth fallback endpoints."""
+        app = super().streamable_http_app()
+        for route in app.routes:
+            if getattr(route, "path", None) == self.settings.streamable_http_path:
+                route.app = BodyGuard(route.app, self.settings.max_request_body_size)
+        if self.verifier is not None:
+            app.add_middleware(NoAuthorizationServer)
+        return app
 
     def dispatch(self, principal: Principal, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
         """One tool call of ``principal``, never raising: a refusal is an MCP tool error with its stable code."""
@@ -223,14 +324,28 @@ class EvidenceMCP(FastMCP):
             if task.verified >= MAX_VERIFY_CALLS:
                 raise EvidenceError("budget_exhausted", reason="calls")
             task.verified += 1
+            session = task.tools[0].session
+            session.refresh()  # the documents as they are now: an edited file's old citation is document_changed
             # What this task's read and locate work on now (over a retriever: the last search's snapshot and the
             # rest of the corpus), so a citation is checked against the very bytes the task was served.
-            checks = verify_sources(task.tools[0].session.index, answer, task.ledger.reads, task.principal)
-        rows = [_check_row(n, c) for n, c in enumerate(checks, 1)]
-        reply = {"verified": bool(checks) and all(c.ok for c in checks), "checks": rows[:MAX_CHECKS_SHOWN]}
+            checks = verify_sources(session.index, answer, task.ledger.reads, task.principal)
+        rows = [_check_row(c) for c in checks]
+        reply: dict[str, Any] = {"verified": bool(checks) and all(c.ok for c in checks)}
+        if not checks:  # nothing to check is a verdict too: say why, in the citation checks' words
+            reply.update(reason="no_citations", message=REASONS["no_citations"])
+        reply["checks"] = rows[:MAX_CHECKS_SHOWN]
         if len(rows) > MAX_CHECKS_SHOWN:
             reply["omitted"] = len(rows) - MAX_CHECKS_SHOWN
         return _text(to_json(reply))
+
+
+def _refused(text: str) -> McpError:
+    """A resource refusal: the tools' JSON refusal ``text`` as the JSON-RPC error's message."""
+    try:
+        code = json.loads(text).get("error", "")
+    except ValueError:
+        code = ""
+    return McpError(ErrorData(code=RESOURCE_NOT_FOUND if code.startswith("unknown_") else INVALID_PARAMS, message=text))
 
 
 def _text(text: Any, is_error: bool = False) -> CallToolResult:
@@ -244,17 +359,18 @@ def _text(text: Any, is_error: bool = False) -> CallToolResult:
 def build_server(source: Source, *, local: Principal | None = None, tokens: Mapping[str, Principal] | None = None,
                  profile: str = "compact", budget: Budget | None = None, host: str = "127.0.0.1",
                  port: int = 8000) -> EvidenceMCP:
-    """The server over ``source``: stdio with ``local`` (one principal), or streamable HTTP with ``tokens`` (the
-    server as an OAuth resource server: bearer tokens checked by :class:`TokenPrincipals`)."""
+    """The server over ``source``: stdio with ``local`` (one principal), or streamable HTTP with ``tokens`` on the
+    loopback ``host``/``port`` (bearer tokens checked by :class:`TokenPrincipals`; no OAuth authorization server is
+    advertised; Host and Origin must name the bound address; malformed bodies are refused before the SDK parses
+    them: :mod:`._http`)."""
     tasks = _Tasks(source, budget or Budget(), profile)
     if local is not None:
         return EvidenceMCP(tasks, local=local, host=host, port=port)
     if not tokens:
         raise ValueError("an HTTP server needs --tokens (bearer tokens mapped to principals)")
-    base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
-    auth = AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False)
-    return EvidenceMCP(tasks, local=None, verifier=TokenPrincipals(tokens), auth=auth, host=host, port=port,
-                       stateless_http=True, max_request_body_size=MAX_REQUEST_BYTES)
+    return EvidenceMCP(tasks, local=None, verifier=TokenPrincipals(tokens), auth=auth_settings(host, port), host=host,
+                       port=port, stateless_http=True, max_request_body_size=MAX_REQUEST_BYTES,
+                       transport_security=transport_security(host, port))
 
 
 def fixed_source(index: IndexProtocol) -> Source:

@@ -217,3 +217,16 @@ def test_shipped_questions_split_by_bucket_depth_and_package(shipped):
         assert WORD.fullmatch(term) and 4 <= len(term) <= 40 and term.lower() not in mqa.kqa.STOP_EN, term
         assert term in item["answer_span"] and item["question"].endswith(f"say about {term}?")
 
+
+def test_benchmark_unpacks_and_names_the_set_like_the_kernel_sets():
+    """bench/eval_compare.py knows the set (its QA file, its result file) and where --unpack writes its corpus."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_eval_compare", ROOT / "bench" / "eval_compare.py")
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+    corpus, qa, out = compare.RUNS[mix.NAME]
+    folder, corpora, script = compare.UNPACK[mix.NAME]
+    assert Path(corpus) == folder / mix.NAME and corpora == (mix.NAME,) and (ROOT / "scripts" / script).is_file()
+    assert qa == DATA / f"{mix.NAME}_qa.json" and out.name == f"eval_{mix.NAME}.json"
+    assert compare.UNPACK["kernel_"][0] == compare.KERNEL

@@ -327,7 +327,7 @@ def build(debs: dict[str, Path], workers: int = 2) -> tuple[dict[str, str], dict
         if text != texts[doc_id]:
             cut[doc_id] = len(texts[doc_id])
         docs[doc_id] = text
-    report = {"pages_seen": seen, "skipped": skipped, "capped": cut, "owner": owner}
+    report = {"pages_seen": seen, "skipped": skipped, "capped": cut}
     return docs, report
 
 

@@ -10,7 +10,7 @@ below only. They are the kernel sets' rules (``scripts/build_kernel_qa.py``, who
 unchanged, English variant) plus a quota per Debian package. The rules are the contract (also in
 bench/data/README.md):
 
-1. **Corpus**: ``bench/data/debian_mix.tar.xz`` (21,000+ documents from 15 Debian bookworm packages), checked
+1. **Corpus**: ``bench/data/debian_mix.tar.xz`` (20,831 documents from 15 Debian bookworm packages), checked
    against ``corpus_sha256`` in ``bench/data/debian_mix_corpus.json``; the QA file records that sha256.
 2. **Candidate spans**: build_kernel_qa's rule 2, English: whole sentences (a sentence over 200 characters cut
    into its lines) of 20 to 200 characters, not headings, holding a concrete fact (a digit, ``CONFIG_``, an

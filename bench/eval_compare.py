@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The reading flows side by side, Deep Agents included, with both choosers: writes bench/results/eval_pydoc.json,
-eval_zh.json, and for the Linux kernel documentation sets (issue 25, bench/data/README.md) eval_kernel_en.json and
-eval_kernel_zh.json.
+eval_zh.json, for the Linux kernel documentation sets (issue 25, bench/data/README.md) eval_kernel_en.json and
+eval_kernel_zh.json, and for the 20,000-document Debian set (issue 33) eval_debian_mix.json (its corpus unpacked into
+build/debian_mix/ the first time).
 
     python bench/eval_compare.py                      # every set
     python bench/eval_compare.py kernel_en kernel_zh  # some sets
@@ -44,6 +45,7 @@ OUT = ROOT / "bench" / "results"
 
 BENCH_DATA = ROOT / "bench" / "data"
 KERNEL = ROOT / "build" / "kernel"
+DEBIAN_MIX = ROOT / "build" / "debian_mix"
 
 #: set name -> (corpus for --corpus, QA file, result file)
 RUNS = {
@@ -51,7 +53,12 @@ RUNS = {
     "zh": (str(DATA / "zh_corpus"), DATA / "zh_qa.json", OUT / "eval_zh.json"),
     "kernel_en": (str(KERNEL / "kernel_en"), BENCH_DATA / "kernel_en_qa.json", OUT / "eval_kernel_en.json"),
     "kernel_zh": (str(KERNEL / "kernel_zh"), BENCH_DATA / "kernel_zh_qa.json", OUT / "eval_kernel_zh.json"),
+    "debian_mix": (str(DEBIAN_MIX / "debian_mix"), BENCH_DATA / "debian_mix_qa.json", OUT / "eval_debian_mix.json"),
 }
+#: The folder corpora unpacked from bench/data/ the first time a set reads them: set-name prefix -> (folder, its
+#: corpora, the script whose --unpack writes them).
+UNPACK = {"kernel_": (KERNEL, ("kernel_en", "kernel_zh"), "build_kernel_corpora.py"),
+          "debian_mix": (DEBIAN_MIX, ("debian_mix",), "build_debian_mix_corpus.py")}
 #: The choosers run besides the oracle, each kept under by_chooser.
 OTHER_CHOOSERS = ("overlap",)
 KEPT = ("chooser", "flows", "skipped", "targets", "per_question")
@@ -128,11 +135,11 @@ def write_table() -> None:
                      + bytes_by_tool_table(results) + "\n", encoding="utf-8")
 
 
-def unpack_kernel() -> None:
-    """Unpack the kernel corpora into build/kernel/ once (scripts/build_kernel_corpora.py --unpack)."""
-    if not all((KERNEL / name).is_dir() for name in ("kernel_en", "kernel_zh")):
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "build_kernel_corpora.py"), "--unpack", str(KERNEL)],
-                       check=True)
+def unpack_corpora(names: list[str]) -> None:
+    """Unpack the archived corpora the sets ``names`` read, once (:data:`UNPACK`, each script's ``--unpack``)."""
+    for prefix, (folder, corpora, script) in UNPACK.items():
+        if any(n.startswith(prefix) for n in names) and not all((folder / c).is_dir() for c in corpora):
+            subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--unpack", str(folder)], check=True)
 
 
 def held_out(name: str) -> tuple[str, Path, Path] | None:
@@ -157,8 +164,7 @@ if __name__ == "__main__":
     if unknown:
         sys.exit(f"unknown set(s) {unknown}; the sets are {list(RUNS)} and bench/data/<set>_<name>_qa.json")
     OUT.mkdir(parents=True, exist_ok=True)
-    if any(n.startswith("kernel_") for n in names):
-        unpack_kernel()
+    unpack_corpora(names)
     for name in names:
         if only_python_grep:
             add_python_grep(*RUNS[name])

@@ -81,16 +81,34 @@ _SPACE_RUN = re.compile(r"[^\S\n]+")
 
 
 class MainText(HTMLParser):
-    """Plain text of the Sphinx ``div[role=main]`` (see the module docstring for the rules)."""
+    """Plain text of a page's main element (see the module docstring for the rules).
 
-    def __init__(self) -> None:
+    ``root`` is ``(tag, attribute, value)`` of the element whose content is kept (the kernel's Sphinx pages:
+    ``div[role=main]``; an empty attribute takes the first element of that tag); ``skip`` names further elements
+    dropped with their content, by class or id (``{"class": {"navheader"}, "id": {"toc"}}``), besides
+    :data:`_SKIP` and ``a.headerlink``; ``before`` maps a class to the text written before such an element
+    (numpydoc's ``span.classifier`` is shown as ``name : type`` by style sheets alone). Other generators' pages
+    (javadoc, DocBook, asciidoc) differ only in these; ``scripts/build_debian_mix_corpus.py`` names them.
+    """
+
+    def __init__(self, root: tuple[str, str, str] = ("div", "role", "main"),
+                 skip: dict[str, frozenset[str]] | None = None, before: dict[str, str] | None = None) -> None:
         super().__init__(convert_charrefs=True)
+        self.root = root
+        self.skip = skip or {}
+        self.before = before or {}
         self.blocks: list[tuple[str, str]] = []   # (kind, raw text): kind "text", "pre" or "h1".."h6"
         self.buf: list[str] = []
-        self.main_depth = 0        # open divs inside (and including) the main div; 0 = outside
+        self.main_depth = 0        # open root-tag elements inside (and including) the root; 0 = outside
         self.skip_stack: list[str] = []
         self.pre = 0
         self.heading: str | None = None
+
+    def _skipped(self, tag: str, a: dict) -> bool:
+        classes = (a.get("class") or "").split()
+        if tag in _SKIP or (tag == "a" and "headerlink" in classes):
+            return True
+        return bool(self.skip.get("class", frozenset()).intersection(classes)) or a.get("id") in self.skip.get("id", ())
 
     def _flush(self) -> None:
         text = "".join(self.buf)
@@ -101,21 +119,24 @@ class MainText(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        root_tag, attribute, value = self.root
         if self.main_depth == 0:
-            if tag == "div" and a.get("role") == "main":
+            if tag == root_tag and (not attribute or a.get(attribute) == value):
                 self.main_depth = 1
             return
-        if tag == "div":
+        if tag == root_tag:
             self.main_depth += 1
         if self.skip_stack:
             if tag not in _VOID:
                 self.skip_stack.append(tag)
             return
-        classes = (a.get("class") or "").split()
-        if tag in _SKIP or (tag == "a" and "headerlink" in classes):
+        if self._skipped(tag, a):
             if tag not in _VOID:
                 self.skip_stack.append(tag)
             return
+        for name in (a.get("class") or "").split():
+            if name in self.before:
+                self.buf.append(self.before[name])
         if tag in _BLOCK:
             self._flush()
             if tag == "pre":
@@ -126,7 +147,7 @@ class MainText(HTMLParser):
     def handle_endtag(self, tag):
         if self.main_depth == 0:
             return
-        if tag == "div":
+        if tag == self.root[0]:
             self.main_depth -= 1
         if self.skip_stack:
             if self.skip_stack[-1] == tag:
@@ -165,9 +186,10 @@ class MainText(HTMLParser):
         return "\n\n".join(block for block in out if block) + "\n"
 
 
-def html_to_text(html: str) -> str:
-    """The main content of one Sphinx page as plain text."""
-    parser = MainText()
+def html_to_text(html: str, root: tuple[str, str, str] = ("div", "role", "main"),
+                 skip: dict[str, frozenset[str]] | None = None, before: dict[str, str] | None = None) -> str:
+    """The main content of one page as plain text (a Sphinx page's ``div[role=main]`` unless ``root`` says else)."""
+    parser = MainText(root, skip, before)
     parser.feed(html)
     parser.close()
     return parser.text()
@@ -289,20 +311,21 @@ def read_archive(path: Path) -> dict[str, str]:
     return docs
 
 
-def load_corpus(name: str, data_dir: Path = OUT_DIR) -> dict[str, str]:
+def load_corpus(name: str, data_dir: Path = OUT_DIR, manifest: str = MANIFEST.name) -> dict[str, str]:
     """One corpus as ``{doc_id: text}``, read from its archive and checked against the manifest's sha256."""
     docs = read_archive(data_dir / f"{name}.tar.xz")
-    expected = json.loads((data_dir / MANIFEST.name).read_text(encoding="utf-8"))["corpora"][name]["corpus_sha256"]
+    expected = json.loads((data_dir / manifest).read_text(encoding="utf-8"))["corpora"][name]["corpus_sha256"]
     if corpus_sha256(docs) != expected:
         raise SystemExit(f"{name}: the archive does not match the manifest's corpus_sha256")
     return docs
 
 
-def unpack(dest: Path, data_dir: Path = OUT_DIR) -> list[Path]:
+def unpack(dest: Path, data_dir: Path = OUT_DIR, names: tuple[str, ...] = CORPORA,
+           manifest: str = MANIFEST.name) -> list[Path]:
     """Write ``dest/<name>/<doc_id>.txt`` for every corpus (the folder the eval CLI's ``--corpus`` reads)."""
     folders = []
-    for name in CORPORA:
-        docs = load_corpus(name, data_dir)
+    for name in names:
+        docs = load_corpus(name, data_dir, manifest)
         folder = dest / name
         folder.mkdir(parents=True, exist_ok=True)
         stale = [p for p in folder.glob("*.txt") if p.stem not in docs]

@@ -179,32 +179,39 @@ def candidates(corpus: str, text: str, words: frozenset[str] = frozenset()) -> l
 
 
 class Corpus:
-    """The documents, joined once for uniqueness and document-frequency look-ups."""
+    """The documents, joined once for uniqueness and document-frequency look-ups.
+
+    Joined as UTF-8 bytes: a UTF-8 needle matches only at character boundaries, so every count equals the text's,
+    and a corpus holding one character past U+FFFF would otherwise be a string of 4 bytes per character.
+    """
 
     def __init__(self, docs: dict[str, str]) -> None:
         self.ids = sorted(docs)
         self.docs = docs
-        self.big = "\x00".join(docs[d] for d in self.ids)   # no span or term holds U+0000
+        encoded = [docs[d].encode("utf-8") for d in self.ids]
+        self.big = b"\x00".join(encoded)   # no span or term holds U+0000
         self.starts, pos = [], 0
-        for d in self.ids:
+        for data in encoded:
             self.starts.append(pos)
-            pos += len(docs[d]) + 1
+            pos += len(data) + 1
         self._df: dict[str, int] = {}
 
     def unique(self, span: str) -> bool:
-        first = self.big.find(span)
-        return first >= 0 and self.big.find(span, first + 1) < 0
+        needle = span.encode("utf-8")
+        first = self.big.find(needle)
+        return first >= 0 and self.big.find(needle, first + 1) < 0
 
     def df(self, term: str) -> int:
         """Documents holding ``term`` literally."""
         if term not in self._df:
-            count, pos = 0, self.big.find(term)
+            needle = term.encode("utf-8")
+            count, pos = 0, self.big.find(needle)
             while pos >= 0:
                 count += 1
                 k = bisect.bisect_right(self.starts, pos)          # the document after the one holding pos
                 if k >= len(self.starts):
                     break
-                pos = self.big.find(term, self.starts[k])
+                pos = self.big.find(needle, self.starts[k])
             self._df[term] = count
         return self._df[term]
 

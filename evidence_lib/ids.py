@@ -20,7 +20,7 @@ from typing import Any
 
 from .errors import EvidenceError
 
-__all__ = ["DOC_ID", "MAX_DOC_ID_CHARS", "RESERVED", "check_doc_id", "escape_doc_id", "is_doc_id"]
+__all__ = ["DOC_ID", "MAX_DOC_ID_CHARS", "RESERVED", "check_doc_id", "check_revision", "escape_doc_id", "is_doc_id"]
 
 #: The longest doc_id: what the store and the in-memory index accept (a folder corpus's ``<doc_id>.txt`` included).
 MAX_DOC_ID_CHARS = 128
@@ -48,6 +48,16 @@ def check_doc_id(value: Any, field: str = "doc_id") -> str:
         problem = "length"
     else:
         problem = "not_a_doc_id"
+    raise EvidenceError("invalid_arguments", problems=[{"field": field, "problem": problem}])
+
+
+def check_revision(value: Any, field: str = "revision") -> str:
+    """``value`` if it is a revision an answer can cite (a non-empty string: ``parse_answer`` refuses an empty one),
+    else ``EvidenceError("invalid_arguments")`` naming ``field`` (``not_text`` or ``length``). Every issuer checks it
+    where the revision enters: the indexes, the stores, ``folder_corpus`` (issue 31)."""
+    if isinstance(value, str) and value:
+        return value
+    problem = "not_text" if not isinstance(value, str) else "length"
     raise EvidenceError("invalid_arguments", problems=[{"field": field, "problem": problem}])
 
 

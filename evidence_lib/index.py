@@ -23,7 +23,7 @@ from . import calls
 from .access import Access, Action, Principal, allowed
 from .documents import Document
 from .errors import EvidenceError
-from .ids import check_doc_id
+from .ids import check_doc_id, check_revision
 from .locate import LocateOptions, find
 from .paging import check_int
 
@@ -167,6 +167,7 @@ class EvidenceIndex:
         for doc in documents:
             if not _SAFE_ID.fullmatch(check_doc_id(doc.doc_id)):  # one error for a malformed id, as the stores
                 raise EvidenceError("invalid_arguments", problems=[{"field": "doc_id", "problem": "not_a_file_stem"}])
+            check_revision(doc.revision)  # an empty one could never be cited
             raw = doc.text.encode("utf-8")
             if len(raw) > MAX_STORED_BYTES:
                 raise ValueError(f"document {doc.doc_id!r} is larger than {MAX_STORED_BYTES:,} bytes")
@@ -194,6 +195,7 @@ class EvidenceIndex:
         entries, blobs = [], {}
         for doc in documents:
             check_doc_id(doc.doc_id)
+            check_revision(doc.revision)  # an empty one could never be cited
             raw = doc.text.encode("utf-8")
             if len(raw) > MAX_STORED_BYTES:
                 raise ValueError(f"document {doc.doc_id!r} is larger than {MAX_STORED_BYTES:,} bytes")

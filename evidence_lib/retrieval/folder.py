@@ -29,10 +29,10 @@ from langchain_core.documents import Document as LCDocument
 
 from ..access import Access, Principal
 from ..documents import Document
-from ..index import EvidenceIndex
+from ..index import EvidenceIndex, sha256_hex
 from ..lines import token
 from .bm25 import BM25Retriever
-from .corpora import file_document, folder_files
+from .corpora import file_document, first_line, folder_files
 from .snapshot import DocIds, EncodedTexts, RetrieverSnapshot, RetrieverSource
 
 __all__ = ["RETRIEVER_K", "FolderSource", "bm25_source"]
@@ -51,11 +51,24 @@ def bm25_source(docs: Sequence[Document], k: int = RETRIEVER_K, *, encoded: Enco
     """A BM25 retriever (``k`` per query) over ``docs`` behind the three tools: the eval's source and the MCP
     server's for a folder. Each document keeps its doc_id, title, revision and grants (``access``). ``encoded`` and
     ``fingerprint_key`` let a rebuilt source share the previous one's bytes and computed ids."""
-    lc = [LCDocument(page_content=d.text, metadata={"doc_id": d.doc_id, "title": d.title, "revision": d.revision,
-                                                    **({"access": d.access} if d.access is not None else {})})
-          for d in docs]
+    lc = [LCDocument(page_content=d.text, metadata=_metadata(d)) for d in docs]
     extra = {"encoded": encoded} if encoded is not None else {}
     return RetrieverSource(BM25Retriever(documents=lc, k=k), fingerprint_key=fingerprint_key, **extra)
+
+
+def _metadata(d: Document) -> dict[str, object]:
+    """What the retriever hands on about ``d``: its doc_id and grants, and its title and revision only where they do
+    not come from its text. A title that is the text's first line and a revision that is its sha256 prefix are left
+    for :class:`~.snapshot.RetrieverSource` to compute per principal: a principal who may discover but not read the
+    document is then shown its doc_id and a keyed fingerprint, never its first line or its plain hash (issue 31)."""
+    meta: dict[str, object] = {"doc_id": d.doc_id}
+    if d.access is not None:
+        meta["access"] = d.access
+    if d.access is None or d.title != first_line(d.text):
+        meta["title"] = d.title
+    if d.access is None or d.revision != sha256_hex(d.text)[:12]:
+        meta["revision"] = d.revision
+    return meta
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from ..index import PREVIEW_CHARS, EvidenceIndex, IndexEntry, Snapshot, sha256_h
 from ..locate import LocateOptions, find
 from ..toolkit import clean_text
 from .bm25 import BM25Retriever
-from .corpora import MAX_TITLE_CHARS
+from .corpora import first_line
 
 #: A top-k retriever that cannot filter before ranking is asked again with twice the k until k visible documents,
 #: until it returns fewer than asked (exhausted), or until it was asked for MAX_FETCH (a k at or above MAX_FETCH is
@@ -101,10 +101,6 @@ class AccessMetadataWarning(UserWarning):
     """A document's ``metadata["access"]`` has none of the accepted shapes: the document is hidden from everyone."""
 
 
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")[:MAX_TITLE_CHARS]
-
-
 def keyed_digest(key: bytes, text: str) -> str:
     """HMAC-SHA256 of ``text``'s UTF-8 under ``key``, in hex: a fingerprint only the key's holder can check."""
     return hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
@@ -157,7 +153,7 @@ def to_evidence_document(doc: LCDocument, access: Callable[[LCDocument], Access 
         raise ValueError("readable=False needs key (bytes): computed fields of unreadable text are keyed")
     meta = doc.metadata
     doc_id = escape_doc_id(str(meta.get("doc_id") or meta.get("id") or doc.id or f"doc-{digest[:12]}"))
-    title = str(meta.get("title") or (_first_line(text) if readable else "") or doc_id)
+    title = str(meta.get("title") or (first_line(text) if readable else "") or doc_id)
     revision = str(meta.get("revision") or digest[:12])
     return Document(doc_id, title, revision, text, access(doc))
 

@@ -48,7 +48,8 @@ def put_artifact(store, tenant: str, session: str, content: str, *, summary: str
     summary = check_text(summary, "summary", hi=1000)
     if len(content.encode("utf-8")) > MAX_STORED_BYTES:
         raise ValueError(f"an artifact is at most {MAX_STORED_BYTES:,} bytes")
-    row = store._write_snapshot(key, [Document(artifact_id, summary, "", content)], ttl)  # invalid_ttl first
+    # its revision is its content's fingerprint, as an offloaded result's: a revision is never empty (issue 31)
+    row = store._write_snapshot(key, [Document(artifact_id, summary, sha256_text(content)[:12], content)], ttl)
     return {"artifact_id": artifact_id, "summary": summary, "chars": len(content), "sha256": sha256_text(content),
             "expires_at": from_us(row.expires_us).isoformat()}
 

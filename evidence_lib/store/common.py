@@ -208,7 +208,7 @@ def document_row(doc_no: int, doc: Any, tenant: str) -> tuple[DocRow, list[Chunk
         raise TypeError("put_snapshot takes evidence_lib.Document objects")
     doc_id = check_doc_id(check_text(doc.doc_id, "doc_id", lo=1, hi=MAX_DOC_ID_CHARS))
     title = check_text(doc.title, "title", hi=MAX_STORED_TITLE_CHARS)
-    revision = check_text(doc.revision, "revision", hi=MAX_KEY_CHARS)
+    revision = check_text(doc.revision, "revision", lo=1, hi=MAX_KEY_CHARS)  # an empty one could never be cited
     text = check_text(doc.text, "text")
     raw = text.encode("utf-8")
     if len(raw) > MAX_STORED_BYTES:

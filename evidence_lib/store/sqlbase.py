@@ -585,7 +585,7 @@ def artifacts_to_snapshots(q: Q, store: SQLStore) -> None:
         snap_id = q.one("INSERT INTO snapshots (tenant, sess, query, ready, created_us, expires_us) "
                         "VALUES (?, ?, ?, 0, ?, ?) RETURNING snap_id", (tenant, sess, artifact_query(aid), created,
                                                                          expires))[0]
-        doc, chunks = document_row(0, Document(aid, summary, "", content), tenant)
+        doc, chunks = document_row(0, Document(aid, summary, sha[:12], content), tenant)  # never an empty revision
         if doc[6] != sha:
             doc, chunks = (*doc[:6], sha, *doc[7:]), [(d, c, body, sha) for d, c, body, _ in chunks]
         store.add_rows(snap_id, [doc], chunks)  # joins this transaction (SQLite) or nests in it (PostgreSQL)

@@ -366,3 +366,12 @@ def test_a_hostile_artifact_id_is_unknown_on_read_and_delete(estore, artifact_id
     assert e.value.code == "unknown_artifact"
     assert estore.delete_artifact("acme", "s-1", artifact_id) is False
     assert estore.read_artifact("acme", "s-1", real["artifact_id"])["text"] == "kept text"
+
+
+# -- issue 31 item 16: a revision the store issues can be cited ---------------------------------------------------------
+def test_every_store_refuses_an_empty_revision(estore):
+    with pytest.raises(EvidenceError) as e:
+        estore.put_snapshot("acme", "s1", "q", [Document("d1", "Title", "", "The batch limit is 200 rows.")])
+    assert (e.value.code, e.value.details["problems"]) == ("invalid_arguments",
+                                                           [{"field": "revision", "problem": "length"}])
+    assert estore.stats()["snapshots"] == 0  # nothing half-written

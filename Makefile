@@ -17,7 +17,7 @@ RUN_NBVAL = ws=$$(mktemp -d) && trap 'rm -rf "$$ws"' EXIT && trap 'exit 130' INT
             EVIDENCE_WORKSPACE="$$ws" $(BIN)/python -m pytest $(NBVAL) notebooks
 
 .PHONY: bench-eval bench-offload setup venv fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help \
-        postgres-up postgres-down test-store bench-store site test-site site-font mcp-clients mcp-conformance bench-mcp
+        postgres-up postgres-down test-store bench-store site test-site site-font lab-font mcp-clients mcp-conformance bench-mcp
 
 help:
 	@echo "make lab            open JupyterLab on notebooks/ (sets everything up first)"
@@ -39,6 +39,7 @@ help:
 	@echo "make test-site      build the website, then check it in headless Chromium without system CJK fonts: pages,"
 	@echo "                    links, images, Chinese glyphs, clipping at 1280 and 390 px, search (screenshots in build/screenshots/)"
 	@echo "make site-font      regenerate the website's Chinese web font (site/_static/fonts/) from the built pages"
+	@echo "make lab-font       regenerate JupyterLab's Chinese font (lab/custom/: GB2312 and the site font's characters)"
 
 $(STAMP): pyproject.toml
 	@if [ ! -x $(BIN)/python ]; then \
@@ -70,9 +71,9 @@ fonts: setup
 	@$(BIN)/python scripts/subset_cjk_font.py --check
 
 # Chinese without a system CJK font: JupyterLab loads custom/custom.css from the Jupyter config folder when told
-# (--LabApp.custom_css=True); lab/config.py writes one into build/lab-config with the project's own font (the
-# website's subset, site/_static/fonts/). The learner's own config folder stays on JUPYTER_CONFIG_PATH and keeps
-# their settings and workspaces (`jupyter --config-dir` is asked before the switch).
+# (--LabApp.custom_css=True); lab/config.py writes one into build/lab-config with the project's own font (lab/custom/:
+# GB2312's 6,763 hanzi, CJK punctuation, fullwidth forms and the corpus). The learner's own config folder stays on
+# JUPYTER_CONFIG_PATH and keeps their settings and workspaces (`jupyter --config-dir` is asked before the switch).
 LAB_CONFIG := build/lab-config
 lab: setup
 	@$(BIN)/python lab/config.py $(LAB_CONFIG) >/dev/null
@@ -182,11 +183,18 @@ test-site: site
 	bash scripts/install_browser.sh $(VENV)
 	EVIDENCE_SITE_TEST=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/browser/test_site.py tests/browser/test_site_drawers.py
 
+# The lab's font (lab/custom/EvidenceCJKSansSCLab-Regular.woff2): GB2312 and the site font's characters, from Debian's
+# fonts-noto-cjk (fetched into build/font-source/ if not installed); the same bytes on every run.
+lab-font: setup
+	$(BIN)/python scripts/subset_lab_font.py
+
 # After a page gains a Chinese character: the subset of every CJK character the built pages show (plus those it
-# had, plus headroom), from Debian's fonts-noto-cjk (fetched into build/font-source/ if not installed).
+# had, plus headroom), from Debian's fonts-noto-cjk (fetched into build/font-source/ if not installed); then the
+# lab's font, which holds the site font's characters too.
 site-font: site
 	$(BIN)/python scripts/subset_site_font.py
 	$(BIN)/python scripts/build_site.py
+	$(BIN)/python scripts/subset_lab_font.py
 
 # The MCP server's Node clients (issue 27): without them (no Node/npm) their tests skip and say so.
 mcp-clients:

@@ -41,18 +41,16 @@ help:
 	@echo "make site-font      regenerate the website's Chinese web font (site/_static/fonts/) from the built pages"
 	@echo "make lab-font       regenerate JupyterLab's Chinese font (lab/custom/: GB2312 and the site font's characters)"
 
+# scripts/setup_venv.py: the venv, then uv (from PyPI, into the venv) installs the package with its extras, using
+# pip's configuration (indexes, find-links, constraints, CA bundle); pip takes over if uv cannot (INSTALLER=pip
+# chooses pip). A line at least every 10 s, so the first run never looks stuck.
+EXTRAS := notebook,test,browser,bench,agents,course,mcp
 $(STAMP): pyproject.toml
-	@if [ ! -x $(BIN)/python ]; then \
-	   $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
-	   || { echo "setup: needs Python >= 3.11 as '$(PYTHON)' (found: $$($(PYTHON) -V 2>&1)); try make PYTHON=python3.12"; exit 1; }; \
-	   echo "setup 1/3: creating the virtual environment $(VENV) with $$($(PYTHON) -V 2>&1)"; \
-	   $(PYTHON) -m venv $(VENV) \
-	   || { echo "setup: could not create $(VENV) (Debian/Ubuntu: apt-get install python3-venv)"; rm -rf $(VENV); exit 1; }; \
-	 else echo "setup 1/3: reusing the virtual environment $(VENV) (pyproject.toml changed since the last install)"; fi
-	@echo "setup 2/3: installing evidence-lib with its notebook, test, browser, bench, agents (LangChain create_agent), course and mcp (the MCP server) packages (first time: about 1 to 1.5 minutes)"
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test,browser,bench,agents,course,mcp]'
+	@test -x $(BIN)/python || $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+	 || { echo "setup: needs Python >= 3.11 as '$(PYTHON)' (found: $$($(PYTHON) -V 2>&1)); try make PYTHON=python3.12"; exit 1; }
+	@$(PYTHON) scripts/setup_venv.py --venv $(VENV) -e '.[$(EXTRAS)]' \
+	   --describe "evidence-lib with its $(EXTRAS) extras (JupyterLab, pytest, Playwright, LangChain, MCP)"
 	@touch $(STAMP)
-	@echo "setup 3/3: installed"
 
 # Two runs started at once (two terminals, or `make test` beside `make lab`) take turns to install: flock(1)
 # serialises them, and the second finds the stamp fresh and installs nothing.
@@ -171,7 +169,8 @@ bench-store: setup
 SITE_STAMP := $(VENV)/.site-installed
 $(SITE_STAMP): site/requirements.txt $(STAMP)
 	@echo "site: installing the website's build tools (site/requirements.txt) into $(VENV)"
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -r site/requirements.txt
+	@$(BIN)/python scripts/setup_venv.py --venv $(VENV) -r site/requirements.txt --label site \
+	   --describe "the website's build tools"
 	@touch $(SITE_STAMP)
 
 site: $(SITE_STAMP)

@@ -200,18 +200,12 @@ def free_port() -> int:
 
 
 class Lab:
-    """JupyterLab over a copy of notebook 03 and an empty notebook (``SCRATCH``) with the config folder `make lab`
-    uses; always stopped by stop()."""
+    """JupyterLab with the config folder `make lab` uses, over ``root`` (default: a copy of notebook 03 and an empty
+    notebook, ``SCRATCH``); always stopped by stop()."""
 
-    def __init__(self, base: Path) -> None:
-        root = base / "root"
-        root.mkdir()
-        shutil.copy2(NOTEBOOK, root / NOTEBOOK.name)
-        nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "typed", "metadata": {}, "outputs": [],
-                         "source": ""}],
-              "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
-                                          "name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}
-        (root / SCRATCH).write_text(json.dumps(nb), encoding="utf-8")
+    def __init__(self, base: Path, root: Path | None = None) -> None:
+        if root is None:
+            root = self.scratch_root(base / "root")
         settings = base / "settings"
         for rel, value in LAB_SETTINGS.items():
             (settings / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -229,6 +223,17 @@ class Lab:
              f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
              "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
             cwd=root, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    @staticmethod
+    def scratch_root(root: Path) -> Path:
+        root.mkdir(parents=True)
+        shutil.copy2(NOTEBOOK, root / NOTEBOOK.name)
+        nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "typed", "metadata": {}, "outputs": [],
+                         "source": ""}],
+              "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
+                                          "name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}
+        (root / SCRATCH).write_text(json.dumps(nb), encoding="utf-8")
+        return root
 
     def get(self, path: str, method: str = "GET") -> bytes:
         request = urllib.request.Request(f"{self.url}{path}", method=method,

@@ -222,6 +222,20 @@ def test_building_the_student_copies_leaves_no_event_loop_unclosed(monkeypatch):
     assert not unclosed, unclosed
 
 
+def test_answers_a_learner_saves_in_a_student_copy_do_not_fail_make_test(tmp_path):
+    """A learner writes an answer into a workshop student copy and saves it: the up-to-date check of the student
+    copies failed and named scripts/make_student_copies.py, which would overwrite the answer."""
+    repo = git_copy(tmp_path)
+    copy = repo / "notebooks" / "exercises" / "workshop_part1.ipynb"
+    nb = json.loads(copy.read_text(encoding="utf-8"))
+    answer = next(c for c in nb["cells"] if "answer" in c["metadata"].get("tags", []))
+    answer["source"] = "".join(answer["source"]).replace("____", "156982", 1)
+    copy.write_text(json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    out = _pytest([*_library_pytest_args(), "tests/test_exercises.py", "-k", "student_copies_are_up_to_date"],
+                  os.environ.copy(), cwd=repo)
+    assert re.search(r"^=+ 1 passed", out, re.M), out[-3000:]
+
+
 # -- make bench ----------------------------------------------------------------------------------------------------
 
 def _bench_minutes(text: str, where: str) -> int:

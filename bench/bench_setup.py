@@ -18,7 +18,7 @@ Every result file entry names the commit and account it measured; entries for ot
 "before" (the commit before uv, pip -q) and the "after" stand side by side. Needs root (it runs commands as the
 other account with ``su``). Usage::
 
-    python3 bench/bench_setup.py --ref <commit-before> --ref HEAD --user learner
+    python3 bench/bench_setup.py --ref <commit-before> --ref HEAD --user learner --repeat 2
 """
 
 from __future__ import annotations
@@ -131,15 +131,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ref", action="append", help="commit(s) to measure (default: HEAD)")
     parser.add_argument("--user", help="also measure as this normal user (created if missing)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per commit and account (default 1)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         sys.exit("bench_setup.py runs as root: it measures root and a normal user (su)")
     runs = []
-    for ref in args.ref or ["HEAD"]:
-        for user in [None, *([args.user] if args.user else [])]:
-            runs.append(measure(ref, user))
-            print(json.dumps(runs[-1]), flush=True)
+    for _ in range(args.repeat):
+        for ref in args.ref or ["HEAD"]:
+            for user in [None, *([args.user] if args.user else [])]:
+                runs.append(measure(ref, user))
+                print(json.dumps(runs[-1]), flush=True)
     previous = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
     measured = {(r["commit"], r["account"]) for r in runs}
     kept = [r for r in previous.get("runs", []) if (r["commit"], r["account"]) not in measured]

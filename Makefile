@@ -90,7 +90,7 @@ lab: setup
 # versions (tests/test_notebooks.py), so re-running a cell never fails them. Ctrl-C stops the whole run.
 LIB_TESTS := $(BIN)/python -m pytest tests
 test: setup
-	@echo "test 1/2: library tests (pytest tests/: library, CLI, environment, notebook hygiene, exercises; about 2,800 tests, about 10 minutes on 2 cores)"
+	@echo "test 1/2: library tests (pytest tests/: library, CLI, environment, notebook hygiene, exercises; one line per file)"
 	@trap 'exit 130' INT TERM; \
 	 $(LIB_TESTS); lib=$$?; \
 	 echo "test 2/2: notebooks (strict nbval, one line per notebook, in a temporary EVIDENCE_WORKSPACE)"; \

@@ -12,7 +12,9 @@ created with ``useradd -m`` when missing), it
 * records the wall time, the longest time without a line of output (the README promises one at least every
   15 s), the number of lines, which installer ran, the disk use of ``.venv`` and of the download cache (each
   file counted once: uv hard-links its cache into the venv), the time of a second ``make setup`` (the stamp: it
-  installs nothing), and the load average around the run (the machine is shared: compare runs made back to back).
+  installs nothing), and the load average around the run (the machine is shared: compare runs made back to back);
+* with ``--newcomer``, for the normal user after the last first run: the time from ``make lab`` to the lab's
+  address, and ``make test`` (time, exit, the longest stretch without a new line).
 
 Every result file entry names the commit and account it measured; entries for other commits are kept, so the
 "before" (the commit before uv, pip -q) and the "after" stand side by side. Needs root (it runs commands as the
@@ -30,6 +32,8 @@ import platform
 import pwd
 import shlex
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -92,7 +96,43 @@ def installer_of(lines: list[str]) -> str:
     return "pip"
 
 
-def measure(ref: str, user: str | None) -> dict:
+def lab_address_seconds(clone: Path, user: str | None, env: dict[str, str]) -> float:
+    """Seconds from ``make lab`` (setup done) to JupyterLab printing its address; the server is stopped after."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = f"--no-browser --port={port} --ServerApp.port_retries=0"
+    cmd = as_account(user, f"cd {shlex.quote(str(clone))} && make lab LAB_ARGS={shlex.quote(args)}", env)
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                            start_new_session=True)
+    try:
+        for line in proc.stdout:
+            print(f"    [{time.monotonic() - started:6.1f} s] {line.rstrip()}", flush=True)
+            if f":{port}/lab" in line:
+                return round(time.monotonic() - started, 1)
+        raise RuntimeError(f"make lab exited with {proc.wait()} before printing its address")
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):  # the process group started here: su, make, jupyter
+            try:
+                os.killpg(proc.pid, sig)
+                proc.wait(timeout=20)
+                break
+            except ProcessLookupError:
+                break
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def newcomer(clone: Path, user: str | None, env: dict[str, str]) -> dict:
+    """The newcomer's path after the first run: ``make lab`` to the lab's address, then ``make test``."""
+    lab = lab_address_seconds(clone, user, env)
+    test = timed_lines(as_account(user, f"cd {shlex.quote(str(clone))} && make test", env))
+    return {"lab_address_seconds": lab, "test_seconds": test["seconds"], "test_exit": test["exit"],
+            "test_longest_silence_s": test["longest_silence_s"], "test_last_line": test["lines"][-1:]}
+
+
+def measure(ref: str, user: str | None, with_newcomer: bool = False) -> dict:
     commit = commit_of(ref)
     account = user or "root"
     base = Path(tempfile.mkdtemp(prefix="bench-setup-"))  # mode 700
@@ -116,7 +156,8 @@ def measure(ref: str, user: str | None) -> dict:
         python = subprocess.run([str(clone / ".venv" / "bin" / "python"), "-V"], capture_output=True,
                                 text=True).stdout.strip()
         packages = sum(1 for _ in (clone / ".venv").glob("lib/python*/site-packages/*.dist-info"))
-        return {
+        path = {"newcomer": newcomer(clone, user, env)} if with_newcomer else {}
+        return {**path,
             "commit": commit, "account": account, "python": python, "installer": installer_of(first["lines"]),
             "exit": first["exit"], "seconds": first["seconds"], "longest_silence_s": first["longest_silence_s"],
             "output_lines": len(first["lines"]), "venv_mb": venv_mb, "download_cache_mb": cache_mb,
@@ -132,15 +173,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ref", action="append", help="commit(s) to measure (default: HEAD)")
     parser.add_argument("--user", help="also measure as this normal user (created if missing)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per commit and account (default 1)")
+    parser.add_argument("--newcomer", action="store_true",
+                        help="as --user, after the first run of the last --ref: time make lab to the lab's address "
+                             "and make test (about 10 more minutes)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         sys.exit("bench_setup.py runs as root: it measures root and a normal user (su)")
     runs = []
-    for _ in range(args.repeat):
-        for ref in args.ref or ["HEAD"]:
+    refs = args.ref or ["HEAD"]
+    for trial in range(args.repeat):
+        for ref in refs:
             for user in [None, *([args.user] if args.user else [])]:
-                runs.append(measure(ref, user))
+                last = trial == args.repeat - 1 and ref == refs[-1] and user is not None
+                runs.append(measure(ref, user, with_newcomer=args.newcomer and last))
                 print(json.dumps(runs[-1]), flush=True)
     previous = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
     measured = {(r["commit"], r["account"]) for r in runs}
@@ -148,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "what": "make setup in a fresh clone, empty download cache (XDG_CACHE_HOME), as root and as a normal user "
                 "(su -); venv_mb and download_cache_mb from du -sk (hard links counted once)",
-        "machine": {"cpus": os.cpu_count(), "system": platform.platform(terse=True)},
+        "machine": {"cpus": os.cpu_count(), "system": f"{platform.system()} {platform.machine()}"},
         "runs": kept + runs,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

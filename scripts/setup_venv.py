@@ -54,18 +54,29 @@ def say(text: str) -> None:
     print(text, flush=True)
 
 
-def measured(installer: str) -> str:
-    """ " (measured ...)" from bench/results/setup.json for this installer's first runs, or "" without the file."""
+def first_runs(installer: str, path: Path = MEASURED) -> dict | None:
+    """What bench/results/setup.json says of this installer's first runs, in whole numbers (the README quotes them):
+    {"low_s", "high_s", "silence_s", "venv_mb", "cache_mb", "cpus"}, or None without the file or such runs."""
+    whole = lambda x: int(x + 0.5)  # noqa: E731 (half up: 42.5 s is 43 s)
     try:
-        data = json.loads(MEASURED.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
         runs = [r for r in data["runs"] if r["installer"] == installer and r["exit"] == 0]
         cpus = data["machine"]["cpus"]
     except (OSError, ValueError, KeyError, TypeError):
-        return ""
+        return None
     if not runs:
+        return None
+    return {"low_s": whole(min(r["seconds"] for r in runs)), "high_s": whole(max(r["seconds"] for r in runs)),
+            "silence_s": whole(max(r["longest_silence_s"] for r in runs)), "venv_mb": max(r["venv_mb"] for r in runs),
+            "cache_mb": max(r["download_cache_mb"] for r in runs), "cpus": cpus}
+
+
+def measured(installer: str) -> str:
+    """ " (measured ...)" for the progress line, from first_runs(), or "" without it."""
+    m = first_runs(installer)
+    if m is None:
         return ""
-    low, high = min(r["seconds"] for r in runs), max(r["seconds"] for r in runs)
-    return (f" (measured: {low:.0f} to {high:.0f} s and {max(r['venv_mb'] for r in runs):,} MB on {cpus} cores, "
+    return (f" (a first run took {m['low_s']} to {m['high_s']} s and {m['venv_mb']:,} MB on {m['cpus']} cores: "
             "bench/results/setup.json)")
 
 

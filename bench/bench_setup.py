@@ -44,6 +44,20 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "results" / "setup.json"
 
 
+def newcomer_path(path: Path = OUT) -> dict | None:
+    """The normal user's ``make lab`` (seconds to the address) and ``make test`` (whole minutes) after a first run,
+    from bench/results/setup.json (``bench_setup.py --newcomer``), or None."""
+    try:
+        runs = [r["newcomer"] for r in json.loads(path.read_text(encoding="utf-8"))["runs"] if "newcomer" in r]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not runs:
+        return None
+    last = runs[-1]
+    return {"lab_s": int(last["lab_address_seconds"] + 0.5), "test_min": int(last["test_seconds"] / 60 + 0.5),
+            "test_exit": last["test_exit"]}
+
+
 def commit_of(ref: str) -> str:
     return subprocess.run(["git", "rev-parse", ref], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout.strip()

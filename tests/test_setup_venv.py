@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib.util
 import os
 import re
 import shutil
@@ -26,15 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 MAKEFILE = (ROOT / "Makefile").read_text(encoding="utf-8")
 
 
-def load():
-    spec = importlib.util.spec_from_file_location("setup_venv", ROOT / "scripts" / "setup_venv.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["setup_venv"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-setup_venv = load()
+sys.path[:0] = [str(ROOT / "scripts"), str(ROOT / "bench")]
+import bench_setup  # noqa: E402  (bench/bench_setup.py: writes bench/results/setup.json)
+import setup_venv  # noqa: E402  (scripts/setup_venv.py: the standard library only)
 
 
 def test_pip_configuration_reaches_uv_as_its_own_options(tmp_path):
@@ -133,3 +126,7 @@ def test_readme_quotes_the_measured_first_run():
     assert (f"the same install with pip alone took {pip['low_s']} to {pip['high_s']} s, silent for up to "
             f"{pip['silence_s']} s, {pip['venv_mb']:,} MB" in readme), pip
     assert uv["silence_s"] < 15, "the README promises a line at least every 15 s"
+    path = bench_setup.newcomer_path()
+    assert path and path["test_exit"] == 0, "bench/results/setup.json has no passing newcomer run (--newcomer)"
+    assert (f"`make lab` printed the lab's address in {path['lab_s']} s and `make test` passed in "
+            f"{path['test_min']} minutes" in readme), path

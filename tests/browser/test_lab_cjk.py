@@ -36,6 +36,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
@@ -355,39 +356,51 @@ GLYPHS_JS = """async ({chars, family, regions}) => {
 }"""
 
 
-@browser_test
-def test_jupyterlab_draws_chinese_with_the_projects_font_without_system_cjk_fonts(lab: Lab, no_cjk_fonts) -> None:
+def check_browser() -> None:
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} not found: run scripts/install_browser.sh (installs Debian's chromium)")
     try:
-        from playwright.sync_api import sync_playwright
+        import playwright.sync_api  # noqa: F401
     except ImportError:
         pytest.fail("playwright is not installed in this environment: run scripts/install_browser.sh")
+
+
+@contextmanager
+def chromium(env: dict[str, str]) -> Iterator:
+    """Debian's Chromium driven by Playwright, with ``env`` (its fontconfig); closed on the way out."""
+    check_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS, env=env)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@browser_test
+def test_jupyterlab_draws_chinese_with_the_projects_font_without_system_cjk_fonts(lab: Lab, no_cjk_fonts) -> None:
     assert lab.get(f"/custom/{LAB_FONT.FONT.name}") == LAB_FONT.FONT.read_bytes(), "the server does not serve it"
     family, chars = FAMILY, sorted(notebook_cjk())
     cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
     chinese_markdown = sum(c["cell_type"] == "markdown" and bool(SITE_FONT.CJK.search("".join(c["source"])))
                            for c in cells)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
-                                    env=no_cjk_fonts)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"{lab.url}/lab/tree/{NOTEBOOK.name}?token={TOKEN}&reset", timeout=PAGE_MS)
-            page.locator(".jp-Notebook .jp-Cell").nth(len(cells) - 1).wait_for(state="attached", timeout=PAGE_MS)
-            # every markdown cell with Chinese rendered: JupyterLab renders a markdown cell when it comes into view,
-            # so scroll through the notebook as a reader would until they all show their text
-            page.wait_for_function(RENDERED_JS, arg={"pattern": SITE_FONT.CJK_PATTERN, "n": chinese_markdown},
-                                   timeout=PAGE_MS, polling=500)
-            glyphs = page.evaluate(GLYPHS_JS, {"chars": chars, "family": family, "regions": REGIONS})
-            counts = page.evaluate(MARK_JS, {"pattern": SITE_FONT.CJK_PATTERN, "regions": REGIONS})
-            used = fonts_used_for_marked(page)
-            page.locator(".jp-Notebook .jp-MarkdownOutput", has_text=re.compile("[\u4e00-\u9fff]")).first \
-                .scroll_into_view_if_needed()
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT))
-        finally:
-            browser.close()
+    with chromium(no_cjk_fonts) as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{lab.url}/lab/tree/{NOTEBOOK.name}?token={TOKEN}&reset", timeout=PAGE_MS)
+        page.locator(".jp-Notebook .jp-Cell").nth(len(cells) - 1).wait_for(state="attached", timeout=PAGE_MS)
+        # every markdown cell with Chinese rendered: JupyterLab renders a markdown cell when it comes into view,
+        # so scroll through the notebook as a reader would until they all show their text
+        page.wait_for_function(RENDERED_JS, arg={"pattern": SITE_FONT.CJK_PATTERN, "n": chinese_markdown},
+                               timeout=PAGE_MS, polling=500)
+        glyphs = page.evaluate(GLYPHS_JS, {"chars": chars, "family": family, "regions": REGIONS})
+        counts = page.evaluate(MARK_JS, {"pattern": SITE_FONT.CJK_PATTERN, "regions": REGIONS})
+        used = fonts_used_for_marked(page)
+        page.locator(".jp-Notebook .jp-MarkdownOutput", has_text=re.compile("[\u4e00-\u9fff]")).first \
+            .scroll_into_view_if_needed()
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOT))
 
     assert not glyphs["system"], f"a system font drew {''.join(glyphs['system'][:20])!r}: the browser is not isolated"
     assert "loaded" in glyphs["faces"] and glyphs["checked"], f"the font face did not load: {glyphs}"
@@ -423,55 +436,38 @@ def fonts_used_for_marked(page) -> list[tuple[str, str, list[str]]]:
     return out
 
 
-def check_browser() -> None:
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} not found: run scripts/install_browser.sh (installs Debian's chromium)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        pytest.fail("playwright is not installed in this environment: run scripts/install_browser.sh")
-
-
 @browser_test
 def test_chinese_a_learner_types_is_drawn_with_the_projects_font(lab: Lab, no_cjk_fonts) -> None:
     """Issue 34 item 6: characters outside the corpus (猫 世 今 散 吧), typed into a code cell and printed, showed as
     boxes. In a new notebook the learner types ``print("猫世今散吧")`` and runs it: Chromium draws the editor's line
     and the output with the lab's font, and the same stacks draw every GB2312 hanzi (none as the fallback's box)."""
-    check_browser()
-    from playwright.sync_api import sync_playwright
-
     typed = f'print("{LEARNER_TYPED}")'
     regions = {"code": REGIONS["code"], "output": REGIONS["output"]}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
-                                    env=no_cjk_fonts)
+    with chromium(no_cjk_fonts) as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(f"{lab.url}/lab/tree/{SCRATCH}?token={TOKEN}&reset", timeout=PAGE_MS)
+        # the kernel ready first (JupyterLab's own UI tests wait for the debugger button: a cell run as the
+        # kernel shows idle sometimes does nothing)
+        page.locator('.jp-DebuggerBugButton[aria-disabled="false"]').first.wait_for(timeout=PAGE_MS)
+        editor = page.locator(".jp-Notebook .jp-Cell .cm-content").first
+        editor.click()
+        page.keyboard.type('print("')
+        page.keyboard.insert_text(LEARNER_TYPED)  # what an input method hands the page
+        page.keyboard.type('")')
+        page.keyboard.press("Shift+Enter")
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.goto(f"{lab.url}/lab/tree/{SCRATCH}?token={TOKEN}&reset", timeout=PAGE_MS)
-            # the kernel ready first (JupyterLab's own UI tests wait for the debugger button: a cell run as the
-            # kernel shows idle sometimes does nothing)
-            page.locator('.jp-DebuggerBugButton[aria-disabled="false"]').first.wait_for(timeout=PAGE_MS)
-            editor = page.locator(".jp-Notebook .jp-Cell .cm-content").first
-            editor.click()
-            page.keyboard.type('print("')
-            page.keyboard.insert_text(LEARNER_TYPED)  # what an input method hands the page
-            page.keyboard.type('")')
-            page.keyboard.press("Shift+Enter")
-            try:
-                page.locator(".jp-Notebook .jp-OutputArea-output", has_text=LEARNER_TYPED).wait_for(timeout=PAGE_MS)
-            except Exception:
-                TYPED_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(TYPED_SCREENSHOT))
-                raise AssertionError(f"no output after running the cell: {TYPED_SCREENSHOT}\n{lab.log_tail()}")
-            source = page.locator(".jp-Notebook .jp-Cell .cm-content").first.inner_text()
-            glyphs = page.evaluate(GLYPHS_JS, {"chars": sorted(set(LEARNER_TYPED + LAB_FONT.gb2312_hanzi())),
-                                               "family": FAMILY, "regions": regions})
-            counts = page.evaluate(MARK_JS, {"pattern": SITE_FONT.CJK_PATTERN, "regions": regions})
-            used = fonts_used_for_marked(page)
+            page.locator(".jp-Notebook .jp-OutputArea-output", has_text=LEARNER_TYPED).wait_for(timeout=PAGE_MS)
+        except Exception:
             TYPED_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(TYPED_SCREENSHOT))
-        finally:
-            browser.close()
+            raise AssertionError(f"no output after running the cell: {TYPED_SCREENSHOT}\n{lab.log_tail()}")
+        source = page.locator(".jp-Notebook .jp-Cell .cm-content").first.inner_text()
+        glyphs = page.evaluate(GLYPHS_JS, {"chars": sorted(set(LEARNER_TYPED + LAB_FONT.gb2312_hanzi())),
+                                           "family": FAMILY, "regions": regions})
+        counts = page.evaluate(MARK_JS, {"pattern": SITE_FONT.CJK_PATTERN, "regions": regions})
+        used = fonts_used_for_marked(page)
+        TYPED_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(TYPED_SCREENSHOT))
 
     assert source.strip() == typed, source
     boxes = sorted(set(glyphs["boxes"]))

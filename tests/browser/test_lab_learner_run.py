@@ -20,13 +20,14 @@ Opt-in like the other lab tests: ``EVIDENCE_BROWSER_TEST=1`` (``make test-browse
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
-from test_lab_cjk import CHROMIUM, CHROMIUM_ARGS, PAGE_MS, TOKEN, Lab, browser_test, check_browser  # noqa: E402
+from test_lab_cjk import PAGE_MS, TOKEN, Lab, browser_test, check_browser, chromium  # noqa: E402
 from test_newcomer_path import LEARNER_NOTEBOOK, git_copy, hygiene  # noqa: E402
 
 
@@ -38,25 +39,21 @@ def code_counts(path: Path) -> list:
 def run_in_lab(lab: Lab, name: str, steps: list[tuple[int, str]]) -> None:
     """Open ``name`` in Chromium, run the code cells ``steps`` names (index, prompt it must then show) one by one
     with Ctrl+Enter, then save with Ctrl+S."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"{lab.url}/lab/tree/{name}?token={TOKEN}&reset", timeout=PAGE_MS)
-            # the kernel ready first: a cell run as the kernel shows idle sometimes does nothing (JupyterLab's own UI
-            # tests wait for the debugger button)
-            page.locator('.jp-DebuggerBugButton[aria-disabled="false"]').first.wait_for(timeout=PAGE_MS)
-            cells = page.locator(".jp-Notebook .jp-CodeCell")
-            for index, prompt in steps:
-                cells.nth(index).locator(".cm-content").click()
-                page.keyboard.press("Control+Enter")
-                expect(cells.nth(index).locator(".jp-InputPrompt")).to_have_text(prompt, timeout=PAGE_MS)
-            page.keyboard.press("Control+s")
-            expect(page.locator(".jp-mod-current.jp-mod-dirty")).to_have_count(0, timeout=PAGE_MS)
-        finally:
-            browser.close()
+    with chromium(dict(os.environ)) as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{lab.url}/lab/tree/{name}?token={TOKEN}&reset", timeout=PAGE_MS)
+        # the kernel ready first: a cell run as the kernel shows idle sometimes does nothing (JupyterLab's own UI
+        # tests wait for the debugger button)
+        page.locator('.jp-DebuggerBugButton[aria-disabled="false"]').first.wait_for(timeout=PAGE_MS)
+        cells = page.locator(".jp-Notebook .jp-CodeCell")
+        for index, prompt in steps:
+            cells.nth(index).locator(".cm-content").click()
+            page.keyboard.press("Control+Enter")
+            expect(cells.nth(index).locator(".jp-InputPrompt")).to_have_text(prompt, timeout=PAGE_MS)
+        page.keyboard.press("Control+s")
+        expect(page.locator(".jp-mod-current.jp-mod-dirty")).to_have_count(0, timeout=PAGE_MS)
 
 
 @browser_test

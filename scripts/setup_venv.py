@@ -263,12 +263,13 @@ def install(venv: Path, what: list[str], description: str, installer: str, label
     if installer != "uv":
         say(f"{label} 2/{total}: {INSTALLER_ENV}={installer}: installing with pip, not uv")
     step = f"{label} 3/{total}"
+    first_run = what[0] == "-e"  # bench/results/setup.json measured the project's install, not a requirements file
     code = 1
     if uv is not None:
         args, env, said = uv_options(pip_config(python), dict(os.environ))
         env = {**os.environ, **env}
         cache = subprocess.run([str(uv), "cache", "dir"], capture_output=True, text=True, env=env).stdout.strip()
-        say(f"{step}: installing {description} with uv{measured('uv')}"
+        say(f"{step}: installing {description} with uv{measured('uv') if first_run else ''}"
             + (f"; with pip's settings: {', '.join(said)}" if said else ""))
         cmd = [str(uv), "pip", "install", "--python", str(python), *args, *what]
         code, _, installed = run_with_progress(cmd, label=step, watch=[venv, *([Path(cache)] if cache else [])],
@@ -279,7 +280,7 @@ def install(venv: Path, what: list[str], description: str, installer: str, label
             say(f"{label}: uv failed (exit {code}, see above); installing with pip instead, which is slower and "
                 "prints a line every 10 s")
     if code != 0:
-        say(f"{step}: installing {description} with pip{measured('pip')}")
+        say(f"{step}: installing {description} with pip{measured('pip') if first_run else ''}")
         code = pip_install(python, what, label=step, venv=venv)
     if code == 0:
         say(f"{label}: installed in {time.monotonic() - started:.0f} s ({venv} now {folder_mb(venv):,} MB)")

@@ -116,10 +116,11 @@ def lab_address_seconds(clone: Path, user: str | None, env: dict[str, str]) -> f
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     args = f"--no-browser --port={port} --ServerApp.port_retries=0"
-    cmd = as_account(user, f"cd {shlex.quote(str(clone))} && make lab LAB_ARGS={shlex.quote(args)}", env)
+    pidfile = clone.parent / "lab.pid"  # su -c runs the command in a session of its own: make lab's group is that
+    command = f"echo $$ > {shlex.quote(str(pidfile))}; cd {shlex.quote(str(clone))} && exec make lab LAB_ARGS={shlex.quote(args)}"
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                            start_new_session=True)
+    proc = subprocess.Popen(as_account(user, command, env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, errors="replace", start_new_session=True)
     try:
         for line in proc.stdout:
             print(f"    [{time.monotonic() - started:6.1f} s] {line.rstrip()}", flush=True)
@@ -127,15 +128,26 @@ def lab_address_seconds(clone: Path, user: str | None, env: dict[str, str]) -> f
                 return round(time.monotonic() - started, 1)
         raise RuntimeError(f"make lab exited with {proc.wait()} before printing its address")
     finally:
-        for sig in (signal.SIGTERM, signal.SIGKILL):  # the process group started here: su, make, jupyter
+        groups = [int(pidfile.read_text()), proc.pid] if pidfile.exists() else [proc.pid]
+        for group in groups:  # make lab's process group (make, its shell, JupyterLab), then su's
+            stop_group(group)
+        proc.wait(timeout=30)
+
+
+def stop_group(pgid: int) -> None:
+    """SIGTERM to a process group this script started, SIGKILL if it is still there after 20 s."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
             try:
-                os.killpg(proc.pid, sig)
-                proc.wait(timeout=20)
-                break
+                os.killpg(pgid, 0)
             except ProcessLookupError:
-                break
-            except subprocess.TimeoutExpired:
-                continue
+                return
+            time.sleep(0.2)
 
 
 def newcomer(clone: Path, user: str | None, env: dict[str, str]) -> dict:

@@ -16,12 +16,13 @@ LAB_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
 RUN_NBVAL = ws=$$(mktemp -d) && trap 'rm -rf "$$ws"' EXIT && trap 'exit 130' INT TERM && \
             EVIDENCE_WORKSPACE="$$ws" $(BIN)/python -m pytest $(NBVAL) notebooks
 
-.PHONY: bench-eval bench-offload setup venv fonts lab test test-browser test-lib test-notebooks execute figures bench article clean help \
-        postgres-up postgres-down test-store bench-store site test-site site-font mcp-clients mcp-conformance bench-mcp
+.PHONY: bench-eval bench-offload setup venv fonts lab test test-browser test-lib test-notebooks check-notebooks execute figures bench article clean help \
+        postgres-up postgres-down test-store bench-store site test-site site-font lab-font mcp-clients mcp-conformance bench-mcp
 
 help:
 	@echo "make lab            open JupyterLab on notebooks/ (sets everything up first)"
-	@echo "make test           run every test: library, environment, notebooks (strict nbval)"
+	@echo "make test           run every test: library, environment, notebooks (strict nbval); reports both parts"
+	@echo "make check-notebooks check how the notebooks on disk would be committed (execution counts, outputs): before a commit, CI"
 	@echo "make test-browser   JupyterLab in headless Chromium: move a live-explorer slider; Chinese drawn by the project's font without system CJK fonts"
 	@echo "make figures        regenerate the article figures into figures/"
 	@echo "make execute        re-execute notebooks in place in a fresh kernel (NB=path/to/one.ipynb for one)"
@@ -39,19 +40,18 @@ help:
 	@echo "make test-site      build the website, then check it in headless Chromium without system CJK fonts: pages,"
 	@echo "                    links, images, Chinese glyphs, clipping at 1280 and 390 px, search (screenshots in build/screenshots/)"
 	@echo "make site-font      regenerate the website's Chinese web font (site/_static/fonts/) from the built pages"
+	@echo "make lab-font       regenerate JupyterLab's Chinese font (lab/custom/: GB2312 and the site font's characters)"
 
+# scripts/setup_venv.py: the venv, then uv (from PyPI, into the venv) installs the package with its extras, using
+# pip's configuration (indexes, find-links, constraints, CA bundle); pip takes over if uv cannot (INSTALLER=pip
+# chooses pip). A line at least every 10 s, so the first run never looks stuck.
+EXTRAS := notebook,test,browser,bench,agents,course,mcp
 $(STAMP): pyproject.toml
-	@if [ ! -x $(BIN)/python ]; then \
-	   $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
-	   || { echo "setup: needs Python >= 3.11 as '$(PYTHON)' (found: $$($(PYTHON) -V 2>&1)); try make PYTHON=python3.12"; exit 1; }; \
-	   echo "setup 1/3: creating the virtual environment $(VENV) with $$($(PYTHON) -V 2>&1)"; \
-	   $(PYTHON) -m venv $(VENV) \
-	   || { echo "setup: could not create $(VENV) (Debian/Ubuntu: apt-get install python3-venv)"; rm -rf $(VENV); exit 1; }; \
-	 else echo "setup 1/3: reusing the virtual environment $(VENV) (pyproject.toml changed since the last install)"; fi
-	@echo "setup 2/3: installing evidence-lib with its notebook, test, browser, bench, agents (LangChain create_agent), course and mcp (the MCP server) packages (first time: about 1 to 1.5 minutes)"
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[notebook,test,browser,bench,agents,course,mcp]'
+	@test -x $(BIN)/python || $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+	 || { echo "setup: needs Python >= 3.11 as '$(PYTHON)' (found: $$($(PYTHON) -V 2>&1)); try make PYTHON=python3.12"; exit 1; }
+	@$(PYTHON) scripts/setup_venv.py --venv $(VENV) -e '.[$(EXTRAS)]' \
+	   --describe "evidence-lib with its $(EXTRAS) extras (JupyterLab, pytest, Playwright, LangChain, MCP)"
 	@touch $(STAMP)
-	@echo "setup 3/3: installed"
 
 # Two runs started at once (two terminals, or `make test` beside `make lab`) take turns to install: flock(1)
 # serialises them, and the second finds the stamp fresh and installs nothing.
@@ -70,9 +70,9 @@ fonts: setup
 	@$(BIN)/python scripts/subset_cjk_font.py --check
 
 # Chinese without a system CJK font: JupyterLab loads custom/custom.css from the Jupyter config folder when told
-# (--LabApp.custom_css=True); lab/config.py writes one into build/lab-config with the project's own font (the
-# website's subset, site/_static/fonts/). The learner's own config folder stays on JUPYTER_CONFIG_PATH and keeps
-# their settings and workspaces (`jupyter --config-dir` is asked before the switch).
+# (--LabApp.custom_css=True); lab/config.py writes one into build/lab-config with the project's own font (lab/custom/:
+# GB2312's 6,763 hanzi, CJK punctuation, fullwidth forms and the corpus). The learner's own config folder stays on
+# JUPYTER_CONFIG_PATH and keeps their settings and workspaces (`jupyter --config-dir` is asked before the switch).
 LAB_CONFIG := build/lab-config
 lab: setup
 	@$(BIN)/python lab/config.py $(LAB_CONFIG) >/dev/null
@@ -85,21 +85,42 @@ lab: setup
 
 # One line per test file as it runs (collecting the library tests takes about 10 s first); the library run ends with
 # a line saying whether PostgreSQL was tested (tests/conftest.py): `make test-store` or EVIDENCE_PG_DSN tests it.
+# The notebooks run even when a library test failed; the last line reports both, and make test fails if either
+# did. A notebook the learner ran in the lab is tested as saved (nbval); the hygiene checks read the committed
+# versions (tests/test_notebooks.py), so re-running a cell never fails them. Ctrl-C stops the whole run.
+LIB_TESTS := $(BIN)/python -m pytest tests
 test: setup
-	@echo "test 1/2: library tests (pytest tests/: library, CLI, environment, notebook hygiene, exercises; about 2,500 tests, a few minutes)"
-	$(BIN)/python -m pytest tests
-	@echo "test 2/2: notebooks (strict nbval, one line per notebook, in a temporary EVIDENCE_WORKSPACE)"
-	@$(RUN_NBVAL)
+	@echo "test 1/2: library tests (pytest tests/: library, CLI, environment, notebook hygiene, exercises; one line per file)"
+	@trap 'exit 130' INT TERM; \
+	 $(LIB_TESTS); lib=$$?; \
+	 echo "test 2/2: notebooks (strict nbval, one line per notebook, in a temporary EVIDENCE_WORKSPACE)"; \
+	 ( $(RUN_NBVAL) ); nb=$$?; \
+	 verdict() { if [ "$$1" = 0 ]; then echo passed; else echo "FAILED (pytest exit $$1: its summary above lists them)"; fi; }; \
+	 echo "test: library tests $$(verdict $$lib); notebooks $$(verdict $$nb)"; \
+	 changed=$$(git status --porcelain -- notebooks 2>/dev/null | sed -n 's/^.. \(.*\.ipynb\)$$/\1/p'); \
+	 if [ "$$nb" != 0 ] && [ -n "$$changed" ]; then \
+	   echo "test: nbval tests the notebooks as saved, and these differ from the committed copies (your runs in the lab):"; \
+	   echo "$$changed" | sed 's/^/        /'; \
+	   echo "      \`git checkout -- <path>\` restores one, dropping your changes (\`git stash\` sets them all aside instead)"; \
+	 fi; \
+	 [ "$$lib" = 0 ] && [ "$$nb" = 0 ]
+
+# How the notebooks are committed (execution counts 1 to n, the kernelspec, no errors or machine paths in outputs),
+# checked on the files on disk: before a commit, and in CI (.ci/run). `make test` checks the committed versions
+# instead, so a learner's runs in the lab never fail it. Each failure names its fix (make execute NB=..., git checkout).
+check-notebooks: setup
+	EVIDENCE_NOTEBOOK_CHECKS=worktree $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_notebooks.py
 
 # A real browser: JupyterLab on loopback driven by Playwright in Debian's Chromium (installed if missing): the live
-# explorers react to the keyboard, and Chinese is drawn by the project's font as `make lab` sets it up.
+# explorers react to the keyboard, Chinese (the corpus's and a learner's own) is drawn by the project's font as
+# `make lab` sets it up, and a cell run twice and saved in the lab does not fail `make test`'s checks.
 test-browser: setup
 	bash scripts/install_browser.sh $(VENV)
 	EVIDENCE_BROWSER_TEST=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/browser
 
 test-lib: setup
 	@echo "test: library tests (pytest tests/)"
-	$(BIN)/python -m pytest tests
+	$(LIB_TESTS)
 
 test-notebooks: setup
 	@echo "test: notebooks (strict nbval, in a temporary EVIDENCE_WORKSPACE)"
@@ -170,7 +191,8 @@ bench-store: setup
 SITE_STAMP := $(VENV)/.site-installed
 $(SITE_STAMP): site/requirements.txt $(STAMP)
 	@echo "site: installing the website's build tools (site/requirements.txt) into $(VENV)"
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -r site/requirements.txt
+	@$(BIN)/python scripts/setup_venv.py --venv $(VENV) -r site/requirements.txt --label site \
+	   --describe "the website's build tools"
 	@touch $(SITE_STAMP)
 
 site: $(SITE_STAMP)
@@ -182,11 +204,18 @@ test-site: site
 	bash scripts/install_browser.sh $(VENV)
 	EVIDENCE_SITE_TEST=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/browser/test_site.py tests/browser/test_site_drawers.py
 
+# The lab's font (lab/custom/EvidenceCJKSansSCLab-Regular.woff2): GB2312 and the site font's characters, from Debian's
+# fonts-noto-cjk (fetched into build/font-source/ if not installed); the same bytes on every run.
+lab-font: setup
+	$(BIN)/python scripts/subset_lab_font.py
+
 # After a page gains a Chinese character: the subset of every CJK character the built pages show (plus those it
-# had, plus headroom), from Debian's fonts-noto-cjk (fetched into build/font-source/ if not installed).
+# had, plus headroom), from Debian's fonts-noto-cjk (fetched into build/font-source/ if not installed); then the
+# lab's font, which holds the site font's characters too.
 site-font: site
 	$(BIN)/python scripts/subset_site_font.py
 	$(BIN)/python scripts/build_site.py
+	$(BIN)/python scripts/subset_lab_font.py
 
 # The MCP server's Node clients (issue 27): without them (no Node/npm) their tests skip and say so.
 mcp-clients:

@@ -4,9 +4,11 @@
 JupyterLab 4 draws text with the system's fonts only. Started with ``--LabApp.custom_css=True`` it links
 ``custom/custom.css`` of the Jupyter config folder (``JUPYTER_CONFIG_DIR``) into every page and serves the rest of
 that ``custom/`` folder. This writes such a folder: ``lab/custom/custom.css`` (an ``@font-face`` for the CJK blocks,
-first in the theme's font stacks) and the website's subset of Noto Sans CJK SC with its licence
-(``site/_static/fonts/``, the one the site uses; ``make site-font`` regenerates it). The font is copied, not linked:
-the server does not follow symbolic links under ``custom/``. The README's "Two commands" section says how to use it.
+first in the theme's font stacks), the lab's subset of Noto Sans CJK SC beside it (GB2312's 6,763 hanzi, CJK
+punctuation, fullwidth forms and the corpus: what a learner types too; ``make lab-font`` regenerates it with
+``scripts/subset_lab_font.py``) and its licence (``site/_static/fonts/OFL.txt``). The files are copied, not
+linked: the server does not follow symbolic links under ``custom/``. The README's "Two commands" section says how
+to use it.
 
 Usage: ``python lab/config.py [FOLDER]`` (default ``build/lab-config``); prints the folder.
 """
@@ -20,14 +22,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "build" / "lab-config"
 CSS = ROOT / "lab" / "custom" / "custom.css"
-FONT_DIR = ROOT / "site" / "_static" / "fonts"
-#: The site's web-font subset (every CJK character the executed notebooks show) and its licence.
-FONT_FILES = ("EvidenceCJKSansSCWeb-Regular.woff2", "OFL.txt")
+#: The lab's font (scripts/subset_lab_font.py) and its licence, the same as the website's font's.
+FONT = ROOT / "lab" / "custom" / "EvidenceCJKSansSCLab-Regular.woff2"
+LICENCE = ROOT / "site" / "_static" / "fonts" / "OFL.txt"
 
 
 def sources() -> list[Path]:
     """The files the folder's ``custom/`` holds: the CSS, the font and its licence."""
-    return [CSS, *(FONT_DIR / name for name in FONT_FILES)]
+    return [CSS, FONT, LICENCE]
 
 
 def prepare(folder: Path = DEFAULT) -> Path:

@@ -148,7 +148,9 @@ def find_source(given: str | None) -> Path:
     return found
 
 
-def write_font(source: Path, out: Path, chars: str):
+def write_font(source: Path, out: Path, chars: str, *, family: str = FAMILY, ps_name: str = PS_NAME,
+               purpose: str = "website"):
+    """A WOFF2 subset of ``source`` holding ``chars``, renamed ``family`` (scripts/subset_lab_font.py's too)."""
     from fontTools import subset
     from subset_cjk_font import open_source, options, rename
 
@@ -160,7 +162,7 @@ def write_font(source: Path, out: Path, chars: str):
     subsetter = subset.Subsetter(opts)
     subsetter.populate(unicodes=sorted(ord(c) for c in chars))
     subsetter.subset(font)
-    rename(font, source_family, version, family=FAMILY, ps_name=PS_NAME, purpose="website")
+    rename(font, source_family, version, family=family, ps_name=ps_name, purpose=purpose)
     font.flavor = "woff2"
     out.parent.mkdir(parents=True, exist_ok=True)
     font.save(out, reorderTables=True)

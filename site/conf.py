@@ -4,16 +4,19 @@ The source folder is the staging folder the script writes (build/site-src/); not
 stored outputs and never executed. The GitHub button appears only for a configured repository: the script passes
 ``EVIDENCE_SITE_REPOSITORY`` (owner/name) through, empty when none is configured (see scripts/build_site.py).
 ``_static/`` holds the site's own CSS (web font for Chinese text, wider content column, scroll containers) and
-JavaScript (search-term highlighting), and the web-font subset in ``_static/fonts/``.
+JavaScript (search-term highlighting), and the web-font subset in ``_static/fonts/``. ``cjk_search.py`` (beside
+this file) makes the search find Chinese terms: every CJK character and adjacent pair is indexed.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # cjk_search.py, this folder's Sphinx extension
 _series = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8")).get("tool", {}).get("evidence-series", {})
 _repo = os.environ.get("EVIDENCE_SITE_REPOSITORY", "").strip()  # never pyproject's slug unconfirmed: a placeholder
 
@@ -23,7 +26,8 @@ copyright = "the evidence-series authors (MIT)"
 language = "en"
 root_doc = "index"
 
-extensions = ["myst_nb"]
+extensions = ["myst_nb", "cjk_search"]
+html_search_language = "en"        # cjk_search replaces it: Sphinx's English search plus CJK characters and bigrams
 nb_execution_mode = "off"          # the committed outputs are the content: never run a notebook
 nb_merge_streams = True
 myst_enable_extensions: list[str] = []  # no dollarmath: "$" in the prose stays a dollar sign

@@ -9,6 +9,9 @@
   sockets used to print a ResourceWarning traceback at the end of a green `make test`.
 * `make help` and the README give `make bench` one duration, the one bench/results records.
 * No test reads outside the repository (tests/test_sources_named.py looked for ../shared/seeds).
+* Issue 34 item 7: a cell the learner ran twice and saved fails neither `make test`'s hygiene checks (they read the
+  committed notebooks) nor its notebook part, which runs even when a library test failed; the commit check
+  (`make check-notebooks`) names the fix. tests/browser/test_lab_learner_run.py does the same through JupyterLab.
 """
 
 from __future__ import annotations
@@ -82,15 +85,94 @@ def test_opening_a_notebook_in_jupyterlab_does_not_make_navigation_stale(tmp_pat
 # -- make test -----------------------------------------------------------------------------------------------------
 
 def _library_pytest_args() -> list[str]:
-    """The options `make test` gives pytest for the library tests (its `-m pytest ... tests` line)."""
-    (line,) = [cmd for cmd in recipe("test") if re.search(r"-m pytest .*\btests$", cmd)]
+    """The options `make test` gives pytest for the library tests (its LIB_TESTS command, `... -m pytest ... tests`)."""
+    line = re.search(r"^LIB_TESTS\s*:?=\s*(.*-m pytest .*\btests)$", MAKEFILE, re.M).group(1)
+    assert any("$(LIB_TESTS)" in cmd for cmd in recipe("test")), "make test does not run LIB_TESTS"
     return line.split("-m pytest", 1)[1].split()[:-1]
 
 
-def _pytest(args: list[str], env: dict[str, str]) -> str:
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=ROOT, env=env,
+def _make_test(lib: str, notebooks: str) -> subprocess.CompletedProcess:
+    """`make test` with its two parts stood in for by commands that exit as told (setup not remade)."""
+    return subprocess.run(["make", "--no-print-directory", "-o", "setup", "test", f"LIB_TESTS={lib}",
+                           f"RUN_NBVAL={notebooks}"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("lib, notebooks, verdict", [
+    (1, 0, "library tests FAILED (pytest exit 1: its summary above lists them); notebooks passed"),
+    (0, 1, "library tests passed; notebooks FAILED (pytest exit 1: its summary above lists them)"),
+    (2, 1, "library tests FAILED (pytest exit 2: its summary above lists them); "
+           "notebooks FAILED (pytest exit 1: its summary above lists them)"),
+    (0, 0, "library tests passed; notebooks passed"),
+])
+def test_make_test_runs_the_notebooks_even_when_a_library_test_failed_and_reports_both(lib, notebooks, verdict):
+    """Issue 34 item 7: a library failure ended `make test` before the notebook tests ever ran."""
+    if shutil.which("make") is None:
+        pytest.skip("no make on PATH")
+    run = _make_test(f"echo library-ran; sh -c 'exit {lib}'", f"echo notebooks-ran; sh -c 'exit {notebooks}'")
+    lines = run.stdout.splitlines()
+    assert "library-ran" in lines and "notebooks-ran" in lines, run.stdout + run.stderr
+    assert f"test: {verdict}" in lines, run.stdout
+    assert (run.returncode == 0) == (verdict == "library tests passed; notebooks passed"), run.stderr
+
+
+def _pytest(args: list[str], env: dict[str, str], cwd: Path = ROOT) -> str:
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
     return proc.stdout + proc.stderr
+
+
+# -- a learner's runs in the lab and the hygiene checks ------------------------------------------------------------
+
+def git_copy(tmp_path: Path) -> Path:
+    """This checkout's tracked files as they are now (uncommitted edits included), committed in a new repository: a
+    learner's clone that a test may change (the repository's own notebooks are never touched)."""
+    repo = tmp_path / "repo"
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, text=True, check=True)
+    for rel in filter(None, listed.stdout.split("\0")):
+        if (ROOT / rel).is_file():
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, repo / rel)
+    git = ["git", "-C", str(repo), "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "the learner's clone"]):
+        subprocess.run(git + args, check=True, capture_output=True, timeout=300)
+    return repo
+
+
+def hygiene(repo: Path, *, worktree: bool = False) -> tuple[bool, str]:
+    """The hygiene part of the learner's `make test` (its LIB_TESTS options, tests/test_notebooks.py) in ``repo``, or
+    with ``worktree`` what `make check-notebooks` runs: (passed, output)."""
+    env = {**os.environ, "EVIDENCE_NOTEBOOK_CHECKS": "worktree" if worktree else ""}
+    out = _pytest([*_library_pytest_args(), "tests/test_notebooks.py"], env, cwd=repo)
+    return bool(re.search(r"^=+ \d+ passed", out, re.M)) and " failed" not in out, out
+
+
+def run_cell_1_then_cell_2_twice(path: Path) -> list:
+    """The notebook as JupyterLab saves it after a fresh kernel ran its first code cell, then its second twice (the
+    review's steps; tests/browser/test_lab_learner_run.py does them in the lab itself). Returns the new counts."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    code[0]["execution_count"], code[1]["execution_count"] = 1, 3
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    return [c["execution_count"] for c in code]
+
+
+LEARNER_NOTEBOOK = "notebooks/01_baseline-dump.ipynb"
+
+
+def test_a_cell_run_twice_in_the_lab_does_not_fail_make_test_and_the_commit_check_names_the_fix(tmp_path):
+    """Issue 34 item 7: after a learner ran cell 1, then cell 2 twice, and autosave wrote it, `make test` failed in
+    the library tests (``[1, 3, 3, 4, ...] == [1, 2, 3, ...]``) and named no fix. `make test` checks the committed
+    versions now; `make check-notebooks` (CI, before a commit) checks the file and names both fixes."""
+    repo = git_copy(tmp_path)
+    assert run_cell_1_then_cell_2_twice(repo / LEARNER_NOTEBOOK)[:4] == [1, 3, 3, 4]
+    passed, out = hygiene(repo)
+    assert passed, out[-3000:]
+    passed, out = hygiene(repo, worktree=True)
+    assert not passed and "execution counts [1, 3, 3, 4," in out, out[-3000:]
+    assert f"`make execute NB={LEARNER_NOTEBOOK}`" in out and f"`git checkout -- {LEARNER_NOTEBOOK}`" in out
+    subprocess.run(["git", "-C", str(repo), "checkout", "--", LEARNER_NOTEBOOK], check=True)
+    passed, out = hygiene(repo, worktree=True)
+    assert passed, out[-3000:]
 
 
 def test_make_test_names_each_test_file_as_it_runs():
@@ -138,6 +220,20 @@ def test_building_the_student_copies_leaves_no_event_loop_unclosed(monkeypatch):
         gc.collect()
     unclosed = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
     assert not unclosed, unclosed
+
+
+def test_answers_a_learner_saves_in_a_student_copy_do_not_fail_make_test(tmp_path):
+    """A learner writes an answer into a workshop student copy and saves it: the up-to-date check of the student
+    copies failed and named scripts/make_student_copies.py, which would overwrite the answer."""
+    repo = git_copy(tmp_path)
+    copy = repo / "notebooks" / "exercises" / "workshop_part1.ipynb"
+    nb = json.loads(copy.read_text(encoding="utf-8"))
+    answer = next(c for c in nb["cells"] if "answer" in c["metadata"].get("tags", []))
+    answer["source"] = "".join(answer["source"]).replace("____", "156982", 1)
+    copy.write_text(json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    out = _pytest([*_library_pytest_args(), "tests/test_exercises.py", "-k", "student_copies_are_up_to_date"],
+                  os.environ.copy(), cwd=repo)
+    assert re.search(r"^=+ 1 passed", out, re.M), out[-3000:]
 
 
 # -- make bench ----------------------------------------------------------------------------------------------------

@@ -1,19 +1,24 @@
-"""JupyterLab draws the series' Chinese with the project's own font on a machine without a CJK font (issue 26 item 8).
+"""JupyterLab draws the series' Chinese with the project's own font on a machine without a CJK font (issue 26 item 8),
+and what a learner types too (issue 34 item 6).
 
 Without a system CJK font JupyterLab showed every Chinese character of the corpus as an empty box. ``make lab`` now
 starts JupyterLab with ``--LabApp.custom_css=True`` and a Jupyter config folder written by ``lab/config.py``, whose
 ``custom/`` holds ``lab/custom/custom.css`` (an ``@font-face`` for the CJK blocks, first in the theme's font stacks)
-and the website's WOFF2 subset of Noto Sans CJK SC.
+and the lab's WOFF2 subset of Noto Sans CJK SC (``scripts/subset_lab_font.py``). It was the website's subset, the
+corpus's ~900 characters only: a learner's own query (猫, 世, 今, 散, 吧) showed as boxes. It now holds GB2312's
+6,763 hanzi, CJK punctuation, fullwidth forms and the corpus.
 
 The browser test starts JupyterLab that way on loopback over a *copy* of notebook 03 (markdown, code cells and
 outputs with Chinese), opens it in Debian's Chromium driven by Playwright, with a fontconfig that leaves out every
 font that has Chinese glyphs (so it sees what a machine without a CJK font sees, even where fonts-noto-cjk is
 installed), and checks: the font face loaded, the computed font stacks start with it, Chromium's own report of the
 fonts it used for each element with Chinese text names it (markdown, code editor, outputs), and no character is
-drawn as the fallback's box. Screenshot: ``build/screenshots/lab-cjk.png``.
+drawn as the fallback's box. Screenshot: ``build/screenshots/lab-cjk.png``. A second test types Chinese into a new
+notebook's code cell and runs it: the editor and the output draw it with the project's font, and so would they
+every GB2312 hanzi (``build/screenshots/lab-cjk-typed.png``).
 
 Opt-in like test_lab_widgets.py: ``EVIDENCE_BROWSER_TEST=1`` (``make test-browser``). The static checks (the
-Makefile starts the lab this way; the CSS serves the site font's family and ranges) always run.
+Makefile starts the lab this way; the CSS serves the lab font's family for the site's CJK ranges; the lab font holds GB2312) always run.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
@@ -39,6 +45,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "03_evidence-and-citations.ipynb"
 SCREENSHOT = ROOT / "build" / "screenshots" / "lab-cjk.png"
+TYPED_SCREENSHOT = ROOT / "build" / "screenshots" / "lab-cjk-typed.png"
+SCRATCH = "typed.ipynb"
 CHROMIUM = Path(os.environ.get("EVIDENCE_CHROMIUM", "/usr/bin/chromium"))
 TOKEN = "evidence-browser-test"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -76,6 +84,11 @@ def load(path: Path) -> ModuleType:
 
 LAB_CONFIG = load(ROOT / "lab" / "config.py")
 SITE_FONT = load(ROOT / "scripts" / "subset_site_font.py")
+sys.path.insert(0, str(ROOT / "scripts"))  # subset_lab_font imports subset_site_font by name
+LAB_FONT = load(ROOT / "scripts" / "subset_lab_font.py")
+FAMILY = LAB_FONT.FAMILY
+#: Characters a learner typed in the review, none of them in the corpus (the website's font lacked them).
+LEARNER_TYPED = "猫世今散吧"
 
 
 def notebook_cjk() -> set[str]:
@@ -101,19 +114,37 @@ def test_make_lab_starts_jupyterlab_with_the_projects_font_css():
     assert "--LabApp.custom_css=True" in recipe
 
 
-def test_lab_css_serves_the_site_fonts_family_for_every_cjk_block(tmp_path):
-    """The lab's @font-face is the website's (same family, same CJK ranges, same WOFF2), first in the code, content
-    and UI stacks, and lab/config.py puts the CSS, the font and its licence side by side in custom/."""
+def test_lab_css_serves_the_lab_font_for_every_cjk_block(tmp_path):
+    """The lab's @font-face serves the lab font (its family, the site's CJK ranges), first in the code, content and
+    UI stacks, and lab/config.py puts the CSS, the font and its licence side by side in custom/."""
     css = LAB_CONFIG.CSS.read_text(encoding="utf-8")
     face = re.search(r"@font-face\s*{(.*?)}", css, re.S).group(1)
-    assert f'font-family: "{SITE_FONT.FAMILY}"' in face
+    assert f'font-family: "{FAMILY}"' in face
     assert " ".join(re.search(r"unicode-range:([^;]*);", face).group(1).split()) == SITE_FONT.unicode_range()
-    assert f'url("{SITE_FONT.FONT.name}")' in face
+    assert f'url("{LAB_FONT.FONT.name}")' in face and LAB_CONFIG.FONT == LAB_FONT.FONT
     for variable in ("--jp-code-font-family", "--jp-content-font-family", "--jp-ui-font-family"):
-        assert re.search(rf'{variable}:\s*"{SITE_FONT.FAMILY}",', css), variable
+        assert re.search(rf'{variable}:\s*"{FAMILY}",', css), variable
     custom = LAB_CONFIG.prepare(tmp_path / "config") / "custom"
     assert sorted(p.name for p in custom.iterdir()) == sorted(p.name for p in LAB_CONFIG.sources())
-    assert (custom / SITE_FONT.FONT.name).read_bytes() == SITE_FONT.FONT.read_bytes()
+    assert (custom / LAB_FONT.FONT.name).read_bytes() == LAB_FONT.FONT.read_bytes()
+    assert (custom / "OFL.txt").read_bytes() == (SITE_FONT.FONT_DIR / "OFL.txt").read_bytes()
+
+
+def test_lab_font_holds_gb2312_and_the_corpus_in_a_small_file():
+    """Issue 34 item 6: the lab's font held the corpus's ~900 characters. Now every GB2312 hanzi (what a learner
+    types: 猫 世 今 散 吧), the CJK punctuation and fullwidth forms, and every character of the website's font, in a
+    WOFF2 small enough to commit; its name records are the lab font's own (the OFL asks for a new name)."""
+    from fontTools.ttLib import TTFont
+
+    have = set(SITE_FONT.font_characters(LAB_FONT.FONT))
+    hanzi = LAB_FONT.gb2312_hanzi()
+    assert len(hanzi) == 6763 and set(LEARNER_TYPED) <= set(hanzi)
+    assert not set(hanzi) - have, "".join(sorted(set(hanzi) - have))[:40]
+    assert not set(SITE_FONT.font_characters(SITE_FONT.FONT)) - have, "make lab-font: the site font gained characters"
+    assert set("，。、：；？！（）「」《》【】　") <= have
+    assert LAB_FONT.FONT.stat().st_size < LAB_FONT.MAX_BYTES
+    name = TTFont(LAB_FONT.FONT, lazy=True)["name"]
+    assert (name.getDebugName(1), name.getDebugName(6)) == (FAMILY, LAB_FONT.PS_NAME)
 
 
 # -- a browser without CJK fonts -----------------------------------------------------------------------------------
@@ -170,12 +201,12 @@ def free_port() -> int:
 
 
 class Lab:
-    """JupyterLab over a copy of notebook 03 with the config folder `make lab` uses; always stopped by stop()."""
+    """JupyterLab with the config folder `make lab` uses, over ``root`` (default: a copy of notebook 03 and an empty
+    notebook, ``SCRATCH``); always stopped by stop()."""
 
-    def __init__(self, base: Path) -> None:
-        root = base / "root"
-        root.mkdir()
-        shutil.copy2(NOTEBOOK, root / NOTEBOOK.name)
+    def __init__(self, base: Path, root: Path | None = None) -> None:
+        if root is None:
+            root = self.scratch_root(base / "root")
         settings = base / "settings"
         for rel, value in LAB_SETTINGS.items():
             (settings / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -193,6 +224,17 @@ class Lab:
              f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
              "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
             cwd=root, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    @staticmethod
+    def scratch_root(root: Path) -> Path:
+        root.mkdir(parents=True)
+        shutil.copy2(NOTEBOOK, root / NOTEBOOK.name)
+        nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "typed", "metadata": {}, "outputs": [],
+                         "source": ""}],
+              "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
+                                          "name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}
+        (root / SCRATCH).write_text(json.dumps(nb), encoding="utf-8")
+        return root
 
     def get(self, path: str, method: str = "GET") -> bytes:
         request = urllib.request.Request(f"{self.url}{path}", method=method,
@@ -275,7 +317,8 @@ MARK_JS = """({pattern, regions}) => {
 }"""
 
 # The font face's status, each region's computed stack, and a canvas probe: every character drawn with each stack
-# must differ from the same stack without the project's font (which can only draw the fallback's box).
+# must differ from the same stack without the project's font (which can only draw the fallback's box) and from the
+# stack's drawing of a character no font has.
 GLYPHS_JS = """async ({chars, family, regions}) => {
   await document.fonts.ready;
   const faces = Array.from(document.fonts).filter(f => f.family.replace(/["']/g, '') === family).map(f => f.status);
@@ -285,7 +328,8 @@ GLYPHS_JS = """async ({chars, family, regions}) => {
     stacks[region] = el ? getComputedStyle(el).fontFamily : '';
   }
   let error = null;
-  try { await document.fonts.load(`32px ${stacks.markdown}`, chars.join('')); } catch (e) { error = String(e); }
+  const first = Object.values(stacks).find(stack => stack);
+  try { await document.fonts.load(`32px ${first}`, chars.join('')); } catch (e) { error = String(e); }
   const without = stack => stack.split(',').filter(f => f.trim().replace(/["']/g, '') !== family).join(',');
   const canvas = document.createElement('canvas'); canvas.width = 48; canvas.height = 48;
   const ctx = canvas.getContext('2d', {willReadFrequently: true});
@@ -297,50 +341,66 @@ GLYPHS_JS = """async ({chars, family, regions}) => {
     return s;
   };
   const boxes = [], system = [];
-  for (const stack of new Set(Object.values(stacks))) {
+  for (const stack of new Set(Object.values(stacks).filter(stack => stack))) {
     const box = draw('\\uE000', without(stack));
+    // U+2FDE lies in the CJK blocks the font serves and no font has it: the stack's own box for a missing character
+    // (a web font's .notdef, unlike the fallback's box above)
+    const missing = draw('\\u2FDE', stack);
     for (const ch of chars) {
       if (draw(ch, without(stack)) !== box) system.push(ch);  // a system font drew it: the browser is not isolated
-      if (draw(ch, stack) === box) boxes.push(ch);
+      const drawn = draw(ch, stack);
+      if (drawn === box || drawn === missing) boxes.push(ch);
     }
   }
   return {faces, stacks, error, boxes, system, checked: document.fonts.check(`16px "${family}"`, chars.join(''))};
 }"""
 
 
-@browser_test
-def test_jupyterlab_draws_chinese_with_the_projects_font_without_system_cjk_fonts(lab: Lab, no_cjk_fonts) -> None:
+def check_browser() -> None:
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} not found: run scripts/install_browser.sh (installs Debian's chromium)")
     try:
-        from playwright.sync_api import sync_playwright
+        import playwright.sync_api  # noqa: F401
     except ImportError:
         pytest.fail("playwright is not installed in this environment: run scripts/install_browser.sh")
-    assert lab.get(f"/custom/{SITE_FONT.FONT.name}") == SITE_FONT.FONT.read_bytes(), "the server does not serve it"
-    family, chars = SITE_FONT.FAMILY, sorted(notebook_cjk())
+
+
+@contextmanager
+def chromium(env: dict[str, str]) -> Iterator:
+    """Debian's Chromium driven by Playwright, with ``env`` (its fontconfig); closed on the way out."""
+    check_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS, env=env)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@browser_test
+def test_jupyterlab_draws_chinese_with_the_projects_font_without_system_cjk_fonts(lab: Lab, no_cjk_fonts) -> None:
+    assert lab.get(f"/custom/{LAB_FONT.FONT.name}") == LAB_FONT.FONT.read_bytes(), "the server does not serve it"
+    family, chars = FAMILY, sorted(notebook_cjk())
     cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
     chinese_markdown = sum(c["cell_type"] == "markdown" and bool(SITE_FONT.CJK.search("".join(c["source"])))
                            for c in cells)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
-                                    env=no_cjk_fonts)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"{lab.url}/lab/tree/{NOTEBOOK.name}?token={TOKEN}&reset", timeout=PAGE_MS)
-            page.locator(".jp-Notebook .jp-Cell").nth(len(cells) - 1).wait_for(state="attached", timeout=PAGE_MS)
-            # every markdown cell with Chinese rendered: JupyterLab renders a markdown cell when it comes into view,
-            # so scroll through the notebook as a reader would until they all show their text
-            page.wait_for_function(RENDERED_JS, arg={"pattern": SITE_FONT.CJK_PATTERN, "n": chinese_markdown},
-                                   timeout=PAGE_MS, polling=500)
-            glyphs = page.evaluate(GLYPHS_JS, {"chars": chars, "family": family, "regions": REGIONS})
-            counts = page.evaluate(MARK_JS, {"pattern": SITE_FONT.CJK_PATTERN, "regions": REGIONS})
-            used = fonts_used_for_marked(page)
-            page.locator(".jp-Notebook .jp-MarkdownOutput", has_text=re.compile("[\u4e00-\u9fff]")).first \
-                .scroll_into_view_if_needed()
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT))
-        finally:
-            browser.close()
+    with chromium(no_cjk_fonts) as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{lab.url}/lab/tree/{NOTEBOOK.name}?token={TOKEN}&reset", timeout=PAGE_MS)
+        page.locator(".jp-Notebook .jp-Cell").nth(len(cells) - 1).wait_for(state="attached", timeout=PAGE_MS)
+        # every markdown cell with Chinese rendered: JupyterLab renders a markdown cell when it comes into view,
+        # so scroll through the notebook as a reader would until they all show their text
+        page.wait_for_function(RENDERED_JS, arg={"pattern": SITE_FONT.CJK_PATTERN, "n": chinese_markdown},
+                               timeout=PAGE_MS, polling=500)
+        glyphs = page.evaluate(GLYPHS_JS, {"chars": chars, "family": family, "regions": REGIONS})
+        counts = page.evaluate(MARK_JS, {"pattern": SITE_FONT.CJK_PATTERN, "regions": REGIONS})
+        used = fonts_used_for_marked(page)
+        page.locator(".jp-Notebook .jp-MarkdownOutput", has_text=re.compile("[\u4e00-\u9fff]")).first \
+            .scroll_into_view_if_needed()
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOT))
 
     assert not glyphs["system"], f"a system font drew {''.join(glyphs['system'][:20])!r}: the browser is not isolated"
     assert "loaded" in glyphs["faces"] and glyphs["checked"], f"the font face did not load: {glyphs}"
@@ -374,3 +434,48 @@ def fonts_used_for_marked(page) -> list[tuple[str, str, list[str]]]:
         fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
         out.append((region, html, [f["familyName"] + ("" if f.get("isCustomFont") else " (system)") for f in fonts]))
     return out
+
+
+@browser_test
+def test_chinese_a_learner_types_is_drawn_with_the_projects_font(lab: Lab, no_cjk_fonts) -> None:
+    """Issue 34 item 6: characters outside the corpus (猫 世 今 散 吧), typed into a code cell and printed, showed as
+    boxes. In a new notebook the learner types ``print("猫世今散吧")`` and runs it: Chromium draws the editor's line
+    and the output with the lab's font, and the same stacks draw every GB2312 hanzi (none as the fallback's box)."""
+    typed = f'print("{LEARNER_TYPED}")'
+    regions = {"code": REGIONS["code"], "output": REGIONS["output"]}
+    with chromium(no_cjk_fonts) as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(f"{lab.url}/lab/tree/{SCRATCH}?token={TOKEN}&reset", timeout=PAGE_MS)
+        # the kernel ready first (JupyterLab's own UI tests wait for the debugger button: a cell run as the
+        # kernel shows idle sometimes does nothing)
+        page.locator('.jp-DebuggerBugButton[aria-disabled="false"]').first.wait_for(timeout=PAGE_MS)
+        editor = page.locator(".jp-Notebook .jp-Cell .cm-content").first
+        editor.click()
+        page.keyboard.type('print("')
+        page.keyboard.insert_text(LEARNER_TYPED)  # what an input method hands the page
+        page.keyboard.type('")')
+        page.keyboard.press("Shift+Enter")
+        try:
+            page.locator(".jp-Notebook .jp-OutputArea-output", has_text=LEARNER_TYPED).wait_for(timeout=PAGE_MS)
+        except Exception:
+            TYPED_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(TYPED_SCREENSHOT))
+            raise AssertionError(f"no output after running the cell: {TYPED_SCREENSHOT}\n{lab.log_tail()}")
+        source = page.locator(".jp-Notebook .jp-Cell .cm-content").first.inner_text()
+        glyphs = page.evaluate(GLYPHS_JS, {"chars": sorted(set(LEARNER_TYPED + LAB_FONT.gb2312_hanzi())),
+                                           "family": FAMILY, "regions": regions})
+        counts = page.evaluate(MARK_JS, {"pattern": SITE_FONT.CJK_PATTERN, "regions": regions})
+        used = fonts_used_for_marked(page)
+        TYPED_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(TYPED_SCREENSHOT))
+
+    assert source.strip() == typed, source
+    boxes = sorted(set(glyphs["boxes"]))
+    assert not boxes, f"drawn as boxes ({len(boxes)}): {''.join(boxes[:60])!r}"
+    assert not glyphs["system"], f"a system font drew {''.join(glyphs['system'][:20])!r}: the browser is not isolated"
+    assert "loaded" in glyphs["faces"] and glyphs["checked"], f"the font face did not load: {glyphs}"
+    assert counts["code"] >= 1 and counts["output"] >= 1, counts
+    wrong = [f"{region}: {fonts} for {text!r}" for region, text, fonts in used if FAMILY not in fonts]
+    assert not wrong, "typed Chinese drawn without the project's font:\n" + "\n".join(wrong)
+    print(f"\ntyped {typed!r}: editor and output drawn by {FAMILY!r}; {len(LAB_FONT.gb2312_hanzi()):,} GB2312 hanzi "
+          f"drawn, none as a box; screenshot {TYPED_SCREENSHOT.relative_to(ROOT)}")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Parallel read-only calls in ``run_loop`` (notebook 09): wall-clock seconds of one message of four reads from a
-source whose every document read blocks for a real 0.3 s (:class:`~evidence_lib.integrations.langchain.loop.SlowIndex`, a remote
+source whose every document read blocks for a real 0.3 s (:class:`~evidence_lib.integrations.langchain._loop.SlowIndex`, a remote
 store's round trip), run sequentially and in parallel, several times; medians and their ratio.
 
 Before issue 6 the tool bodies ran one at a time even "in parallel" (1.28 s against 1.25 s): only an injected
@@ -26,10 +26,11 @@ from pathlib import Path
 
 from langchain_core.messages import AIMessage
 
-from evidence_lib import Budget, EvidenceIndex, Ledger, article_corpus, evidence_tools
-from evidence_lib.integrations.langchain.loop import LoopRules, run_loop
+from evidence_lib import Budget, EvidenceIndex, Ledger, evidence_tools
+from evidence_lib.course.article import article_corpus
+from evidence_lib.integrations.langchain._loop import LoopRules, run_loop
 from evidence_lib.course.readers import ScriptedChatModel
-from evidence_lib.integrations.langchain.loop import SlowIndex
+from evidence_lib.course.slow import SlowIndex
 
 OUT = Path(__file__).resolve().parent / "results" / "loop_parallel.json"
 

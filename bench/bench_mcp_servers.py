@@ -5,13 +5,13 @@
     python bench/bench_mcp_servers.py --sets pydoc --limit 3 --out /tmp/smoke.json
 
 Every server runs as its own process and is driven through the official MCP Python SDK client (stdio), with the same
-help: each question's ``locate_term`` and a chooser (:data:`evidence_lib.eval.flows.CHOOSERS`) picking the document
-to read among those the server showed. At most :data:`~evidence_lib.eval.flows.MAX_CALLS` calls a question.
+help: each question's ``locate_term`` and a chooser (:data:`evidence_lib.eval._flows.CHOOSERS`) picking the document
+to read among those the server showed. At most :data:`~evidence_lib.eval._flows.MAX_CALLS` calls a question.
 
 * ``evidence`` (``python -m evidence_lib mcp --corpus DIR``, compact profile): ``start_task``, then the eval's
-  compact flow (:func:`evidence_lib.eval.flows.protocol_flow`'s steps, each call over MCP), then the answer in the
+  compact flow (:func:`evidence_lib.eval._flows.protocol_flow`'s steps, each call over MCP), then the answer in the
   one answer format sent to ``verify_citations``. The server's ``--corpus`` has the eval's BM25 retriever behind it
-  (:func:`evidence_lib.eval.run.bm25_source`), so its locate ranks documents as the eval's does. Answered: the
+  (:func:`evidence_lib.eval._run.bm25_source`), so its locate ranks documents as the eval's does. Answered: the
   server said ``verified`` for a citation of the span.
 * ``filesystem`` (npm ``@modelcontextprotocol/server-filesystem`` in build/mcp-node/peers/): its search
   (``search_files``, which matches file *names*, so it is tried with the term once), the folder's listing, then per
@@ -47,15 +47,15 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
-from evidence_lib.answers import format_answer
+from evidence_lib._answers import format_answer
 from evidence_lib.course.mcp_session import McpSession
-from evidence_lib.eval.answered import answer_citation
-from evidence_lib.eval.flows import (MAX_CALLS, Run, _manifest_shown, _reading, choose, read_in_turn,
+from evidence_lib.eval._answered import answer_citation
+from evidence_lib.eval._flows import (MAX_CALLS, Run, _manifest_shown, _reading, choose, read_in_turn,
                                      read_where_evidence_is, reader_words)
-from evidence_lib.eval.run import load_qa
-from evidence_lib.index import EvidenceIndex
+from evidence_lib.eval._run import load_qa
+from evidence_lib._index import EvidenceIndex
 from evidence_lib.profiles import COMPACT, excerpts
-from evidence_lib.retrieval.corpora import folder_corpus, pydoc_corpus
+from evidence_lib.retrieval._corpora import folder_corpus, pydoc_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "results" / "mcp_servers.json"
@@ -170,7 +170,7 @@ def evidence_flow(c: McpSession, corpus: EvidenceIndex, item: Mapping[str, Any],
 
 def _read_located(call: Callable, run: Run, item: Mapping[str, Any], first: ToolMessage, chooser: str,
                   answered: Callable[[], bool]) -> None:
-    """The compact flow after its first locate (:func:`evidence_lib.eval.flows.protocol_flow`)."""
+    """The compact flow after its first locate (:func:`evidence_lib.eval._flows.protocol_flow`)."""
     near = excerpts([first])
     ok = first.status == "success"
     counts = COMPACT.located_counts(first.content) if ok else {}

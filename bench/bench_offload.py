@@ -15,7 +15,7 @@ same help in every setup (the tool call to make and the term to look for) and de
   ``read_tool_result(handle, pattern=term)``; ``haystack``: Haystack's ``ToolResultOffloadHook`` (8,000 characters),
   read back with the benchmark's ``read_offloaded`` (Haystack ships no reader); both driven by scripted models through
   their own agent loops (bench/offload_peers_harness.py), skipped without ``pydantic-ai-harness`` / ``haystack-ai``;
-* ``evidence``: :class:`~evidence_lib.integrations.langchain.middleware.EvidenceMiddleware` (2,000 tokens), the model locates the term
+* ``evidence``: :class:`~evidence_lib.integrations.langchain._middleware.EvidenceMiddleware` (2,000 tokens), the model locates the term
   in the handle and cites the line.
 
 Every model call is recorded as the model received it. Its *context* is the text of every message, the tool calls'
@@ -45,13 +45,13 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from evidence_lib import ManualClock, Principal
 from evidence_lib.course.readers import PolicyChatModel
-from evidence_lib.audit.history import text_of
-from evidence_lib.integrations.langchain.middleware import EvidenceMiddleware
-from evidence_lib.integrations.langchain.offload_reader import HandleReader
-from evidence_lib.measure import Size
+from evidence_lib.audit._history import text_of
+from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
+from evidence_lib.course.offload_reader import HandleReader
+from evidence_lib._measure import Size
 from evidence_lib.store import SQLiteStore
 from evidence_lib.course.large_results import LargeResultTask, large_result_tasks
-from evidence_lib.toolkit import run_tool_call, tool_call
+from evidence_lib._toolkit import run_tool_call, tool_call
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from offload_peers import call_context  # noqa: E402 - the one measure of a model call, for every setup

@@ -5,8 +5,8 @@ backend; and through ``EvidenceMiddleware`` over offloaded results. Wall-clock s
 
 Where the 0.2 s is injected (documented, so the numbers mean one thing):
 
-* ``index``: an in-memory :class:`~evidence_lib.ledger.Ledger` over a fixed index whose every document text fetch
-  blocks (:class:`~evidence_lib.integrations.langchain.loop.SlowIndex`);
+* ``index``: an in-memory :class:`~evidence_lib._ledger.Ledger` over a fixed index whose every document text fetch
+  blocks (:class:`~evidence_lib.integrations.langchain._loop.SlowIndex`);
 * ``memory``, ``sqlite``, ``postgres``: a store snapshot and the task's store ledger in that backend; the store's
   page fetch (the reader's ``chunks``, inside its read transaction) blocks;
 * ``middleware``: ``EvidenceMiddleware`` over a store of each backend; the four calls read four offloaded results, and
@@ -42,9 +42,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from evidence_lib import Budget, Document, EvidenceIndex, Ledger, ManualClock, Principal, evidence_tools
 from evidence_lib.course.readers import ScriptedChatModel
-from evidence_lib.integrations.langchain.harness import evidence_middleware
-from evidence_lib.integrations.langchain.loop import SlowIndex
-from evidence_lib.integrations.langchain.middleware import EvidenceMiddleware
+from evidence_lib.integrations.langchain._harness import evidence_middleware
+from evidence_lib.course.slow import SlowIndex
+from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
 from evidence_lib.store import MemoryStore, SQLiteStore
 
 OUT = Path(__file__).resolve().parent / "results" / "parallel_reads.json"
@@ -91,7 +91,7 @@ def stores(latency: float, tmp: Path) -> Iterator[dict[str, Any]]:
                "sqlite": slow(SQLiteStore, latency)(tmp / "bench.db", ManualClock(T0))}
         dsn = os.environ.get("EVIDENCE_PG_DSN")
         if dsn:
-            from evidence_lib.store.postgres import PostgresStore, scratch_schema
+            from evidence_lib.store._postgres import PostgresStore, scratch_schema
 
             where = stack.enter_context(scratch_schema(dsn, "bench_par"))
             out["postgres"] = slow(PostgresStore, latency)(where, ManualClock(T0))

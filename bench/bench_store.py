@@ -45,9 +45,10 @@ from contextlib import ExitStack
 from importlib.metadata import version
 from pathlib import Path
 
-from evidence_lib import Document, EvidenceIndex, IndexEntry, article_corpus
+from evidence_lib import Document, EvidenceIndex, IndexEntry
+from evidence_lib.course.article import article_corpus
 from evidence_lib.store import SQLiteStore, system_clock
-from evidence_lib.tools import read_page
+from evidence_lib._tools import read_page
 
 OUT = Path(__file__).resolve().parent / "results"
 NEEDLE = "单批上限为200条"
@@ -116,7 +117,7 @@ def open_method(method: str, where: str):
                                     for m in meta])
     if method == "sqlite":
         return SQLiteStore(where, system_clock).snapshot(*KEY)
-    from evidence_lib.store.postgres import PostgresStore
+    from evidence_lib.store._postgres import PostgresStore
 
     return PostgresStore(where, system_clock).snapshot(*KEY)
 
@@ -230,7 +231,7 @@ def build_store(store, docs, n: int, label: str, *, bulk: bool = True) -> dict:
 
 def pg_incremental_build(dsn: str, n: int, doc_kb: int) -> float:
     """PostgreSQL's build time without ``bulk_load``: what a live shared store pays for a new snapshot."""
-    from evidence_lib.store.postgres import PostgresStore, scratch_schema
+    from evidence_lib.store._postgres import PostgresStore, scratch_schema
 
     with scratch_schema(dsn, "bench_inc") as where, PostgresStore(where, system_clock) as s:
         docs = article_corpus() if n == 12 else corpus(n, doc_kb * 1024)
@@ -300,7 +301,7 @@ def main(argv: list[str]) -> int:
                     with SQLiteStore(spec_where, system_clock) as s:
                         build = build_store(s, docs, n, "sqlite")
                 else:
-                    from evidence_lib.store.postgres import PostgresStore, scratch_schema
+                    from evidence_lib.store._postgres import PostgresStore, scratch_schema
 
                     spec_where = schemas.enter_context(scratch_schema(dsn, "bench"))
                     with PostgresStore(spec_where, system_clock) as s:
@@ -338,7 +339,7 @@ def main(argv: list[str]) -> int:
                 with SQLiteStore(spec_where, system_clock) as s:
                     build_store(s, big, len(big), "sqlite sizes")
             else:
-                from evidence_lib.store.postgres import PostgresStore, scratch_schema
+                from evidence_lib.store._postgres import PostgresStore, scratch_schema
 
                 spec_where = schemas.enter_context(scratch_schema(dsn, "bench_sizes"))
                 with PostgresStore(spec_where, system_clock) as s:

@@ -19,8 +19,8 @@ import tempfile
 
 from pathlib import Path
 
-from evidence_lib.eval.deepagents_flow import DEEPAGENTS_FLOWS, available, deepagents_version, run_deepagents
-from evidence_lib.eval.flows import CHOOSERS
+from evidence_lib.eval._deepagents_flow import DEEPAGENTS_FLOWS, available, deepagents_version, run_deepagents
+from evidence_lib.eval._flows import CHOOSERS
 
 QUESTIONS = [
     {

@@ -125,9 +125,9 @@ TABLE = OUT / "eval_all_sets.txt"
 
 
 def write_table() -> None:
-    """Write :data:`TABLE` from every ``eval_*.json`` in bench/results/ (:func:`evidence_lib.eval.report.every_set_table`
+    """Write :data:`TABLE` from every ``eval_*.json`` in bench/results/ (:func:`evidence_lib.course.eval_tables.every_set_table`
     and the bytes per tool)."""
-    from evidence_lib.eval.report import bytes_by_tool_table, every_set_table, load_sets
+    from evidence_lib.course.eval_tables import bytes_by_tool_table, every_set_table, load_sets
 
     results = load_sets(OUT)
     TABLE.write_text("Every QA set, both choosers (python bench/eval_compare.py writes this file)\n\n"

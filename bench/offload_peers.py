@@ -67,9 +67,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from evidence_lib.audit.history import text_of
-from evidence_lib.errors import to_json
-from evidence_lib.measure import Size
+from evidence_lib.audit._history import text_of
+from evidence_lib._errors import to_json
+from evidence_lib._measure import Size
 
 __all__ = ["DISTRIBUTIONS", "PROBE_TURNS", "STRANDS_DOCUMENTED", "RecordingChatModel", "available", "call_context",
            "deepagents_properties", "default_question", "quote_line", "run_deepagents", "run_strands",

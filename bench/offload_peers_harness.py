@@ -38,7 +38,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Any
 
-from evidence_lib.errors import to_json
+from evidence_lib._errors import to_json
 
 from offload_peers import _answer, _fact, _missing, _parts, _sum_prompts, _whole_result, default_question, quote_line
 

@@ -16,8 +16,9 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
-from evidence_lib import (Budget, Document, EvidenceIndex, Ledger, article_corpus, evidence_tools, run_article,
-                          run_tool_call, tool_call)
+from evidence_lib import Budget, Document, EvidenceIndex, Ledger, evidence_tools, run_tool_call, tool_call
+from evidence_lib.course.article import article_corpus
+from evidence_lib.course.experiment import run_article
 
 OUT = Path(__file__).resolve().parent / "results"
 

@@ -1,94 +1,50 @@
 """evidence_lib: keep retrieval results out of the model's context; read evidence on demand.
 
-The library behind the notebook series in ``notebooks/``. Each public name says in its
-docstring which notebook introduces it.
+The library behind the notebook series in ``notebooks/``. This package is its core (notebooks 01-05): documents,
+the evidence index, the three tools, locate options, citations and the one answer format, principals and grants,
+the ledger, measuring, errors and clocks. It loads nothing else. The other layers are subpackages, each with its
+own public names (README, "Architecture"; every name is in the API reference):
 
-``import evidence_lib`` loads the small core only: the protocol of notebooks 01-05 (documents, index, the three
-tools, paging, locate, citations, access, the ledger, measuring, errors, profiles, clocks). The names of later
-notebooks (progressive disclosure, your own retriever) and the course's names (the article's corpus, question and
-experiment) are exported here too, but their modules load on first use, as langchain-core's own top-level exports
-do. The layers (README, "Architecture"): the store (``evidence_lib.store``), the LangChain integration
-(``evidence_lib.integrations.langchain``), the audit (``evidence_lib.audit``), the evaluation (``evidence_lib.eval``)
-and the course (``evidence_lib.course``: teaching helpers, exercises, readers, demo data) are imported from their
-subpackages. Old module paths keep importing through one table, :mod:`evidence_lib._renames`.
+* :mod:`evidence_lib.profiles`: the tools' reply formats (notebook 08);
+* :mod:`evidence_lib.retrieval`: your retriever behind the tools, the shipped corpora (notebook 08);
+* :mod:`evidence_lib.disclosure`: catalogs, tool discovery, stop rules (notebooks 06-07);
+* :mod:`evidence_lib.store`: the production store, large results kept outside the context (notebooks 07, 11, 12);
+* :mod:`evidence_lib.integrations.langchain` and :mod:`evidence_lib.integrations.mcp` (notebooks 09, 12, 13);
+* :mod:`evidence_lib.audit` (notebook 09) and :mod:`evidence_lib.eval` (notebook 08);
+* :mod:`evidence_lib.course`: the teaching helpers, exercises and demo data, which nothing else imports.
+
+Every other module is private (``_name.py``): import from here or from a subpackage.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
-from . import _renames
-from .access import Access, Principal
-from .citations import Answer, Citation, verify_answer, verify_citation
-from .clock import FixedClock, ManualClock
-from .documents import Document, baseline_dump
-from .errors import AUDIT_REASONS, BUDGET_REASONS, CITATION_REASONS, ERROR_CODES, STOP_REASONS, EvidenceError, \
-    error_payload, to_json
-from .index import EvidenceIndex, IndexEntry, IndexProtocol, Snapshot
-from .ledger import Budget, Ledger, ReadRecord
-from .locate import LocateOptions
-from .measure import Size, approx_tokens, cl100k, cl100k_tokens, reduction_percent, size_table, utf8_bytes
-from .paging import Page, covering, covers, page
-from .spans import Span
-from .toolkit import EvidenceTool, StrictArgs, run_tool_call, tool_call
-from .tools import evidence_tools
-
-_renames.install()
-
-if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and IDEs
-    from .course.after_sales import after_sales_catalog, after_sales_toolbox
-    from .course.article import ANSWER, QUESTION, article_corpus
-    from .course.experiment import run_article
-    from .disclosure import (AnswerGate, Artifact, ArtifactStore, Catalog, ReadSession, Resource, StopRules,
-                             Toolbox, ToolSpec, catalog_tools, discovery_tools, logistics_tools, measure_schema_loading,
-                             plan_loading)
-    from .retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus, recall_at_k
-
-#: Names whose modules load on first use: name -> module (relative to this package). The only place outside
-#: ``course/`` (with ``__main__`` and the compatibility shims) that names a course module.
-_LAZY = {
-    # notebooks 06-07: progressive disclosure, and the after-sales scenario it is taught on
-    **dict.fromkeys(["AnswerGate", "Artifact", "ArtifactStore", "Catalog", "ReadSession", "Resource", "StopRules",
-                     "ToolSpec", "Toolbox", "catalog_tools", "discovery_tools", "logistics_tools",
-                     "measure_schema_loading", "plan_loading"], ".disclosure"),
-    **dict.fromkeys(["after_sales_catalog", "after_sales_toolbox"], ".course.after_sales"),
-    # notebook 08: your own retriever behind the tools
-    **dict.fromkeys(["BM25Retriever", "RetrieverSource", "folder_corpus", "pydoc_corpus", "recall_at_k"],
-                    ".retrieval"),
-    # notebooks 01-02 and `make article`: the article's corpus, question and experiment
-    **dict.fromkeys(["ANSWER", "QUESTION", "article_corpus"], ".course.article"),
-    "run_article": ".course.experiment",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+from ._access import Access, Principal
+from ._answers import CitedRange, FinalAnswer, format_answer, insufficient_answer, parse_answer
+from ._citations import Answer, AnswerCheck, Citation, CitationCheck, Excerpt, verify_answer, verify_citation, \
+    verify_sources
+from ._clock import Clock, FixedClock, ManualClock
+from ._documents import Document, baseline_dump
+from ._errors import CITATION_REASONS, ERROR_CODES, EvidenceError, error_payload, to_json
+from ._index import EvidenceIndex, IndexEntry, IndexProtocol, Snapshot
+from ._ledger import Budget, Ledger, ReadRecord
+from ._locate import LocateOptions
+from ._measure import Size, TokenCounter, cl100k_tokens, utf8_bytes
+from ._paging import MAX_PAGE_CHARS
+from ._spans import Span
+from ._toolkit import EvidenceTool, StrictArgs, run_tool_call, tool_call
+from ._tools import evidence_tools, read_page
 
 __all__ = [
-    # notebook 08
-    "BM25Retriever", "RetrieverSource", "folder_corpus", "pydoc_corpus", "recall_at_k",
-    "ANSWER", "AUDIT_REASONS", "BUDGET_REASONS", "CITATION_REASONS", "ERROR_CODES", "QUESTION", "STOP_REASONS",
-    "EvidenceTool", "IndexProtocol", "Page", "ReadRecord", "StrictArgs", "covering", "covers", "page",
-    # notebooks 06-07: progressive disclosure
-    "AnswerGate", "Artifact", "ArtifactStore", "Catalog", "FixedClock", "ManualClock", "ReadSession", "Resource",
-    "StopRules", "ToolSpec", "Toolbox", "after_sales_catalog", "after_sales_toolbox", "catalog_tools",
-    "discovery_tools", "logistics_tools", "measure_schema_loading", "plan_loading",
-    # notebooks 01-05
-    "Access", "Answer", "Budget", "Citation", "Document", "EvidenceError", "EvidenceIndex", "IndexEntry", "Ledger",
-    "LocateOptions", "Principal", "Size", "Snapshot", "Span",
-    "approx_tokens", "article_corpus", "baseline_dump", "cl100k", "cl100k_tokens", "error_payload",
-    "evidence_tools", "reduction_percent", "run_article", "run_tool_call", "size_table", "to_json",
-    "tool_call", "utf8_bytes", "verify_answer", "verify_citation",
+    # notebooks 01-02: documents, the index, the three tools, running a tool call
+    "Document", "baseline_dump", "EvidenceIndex", "IndexEntry", "IndexProtocol", "Snapshot", "evidence_tools",
+    "read_page", "MAX_PAGE_CHARS", "LocateOptions", "EvidenceTool", "StrictArgs", "run_tool_call", "tool_call",
+    "EvidenceError", "ERROR_CODES", "error_payload", "to_json", "Size", "TokenCounter", "cl100k_tokens",
+    "utf8_bytes",
+    # notebook 03: ranges, citations and the one answer format
+    "Span", "Citation", "CitationCheck", "Excerpt", "Answer", "AnswerCheck", "CITATION_REASONS", "verify_citation",
+    "verify_answer", "verify_sources", "format_answer", "parse_answer", "insufficient_answer", "FinalAnswer",
+    "CitedRange",
+    # notebooks 04-05: who may read what, one budget per task, clocks
+    "Access", "Principal", "Budget", "Ledger", "ReadRecord", "Clock", "FixedClock", "ManualClock",
 ]
 __version__ = "0.1.0"

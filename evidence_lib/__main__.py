@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from .profiles import PROFILES
+from .profiles._registry import PROFILES
 
 #: The packages of the ``course`` extra (pyproject.toml) that ``figures`` needs.
 COURSE_EXTRA = ("matplotlib", "ipywidgets")
@@ -22,7 +22,7 @@ def _prog() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .integrations.mcp import cli as mcp_cli  # the subcommand's options; the SDK loads only when it runs
+    from .integrations.mcp import _cli as mcp_cli  # the subcommand's options; the SDK loads only when it runs
 
     parser = argparse.ArgumentParser(prog=_prog(), description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(run_article(profile=args.profile), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     elif args.command == "eval":
-        from .eval.cli import main as eval_main
+        from .eval._cli import main as eval_main
 
         return eval_main(args)
     elif args.command == "figures":
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in write_figures(args.out):
             print(path)
     elif args.command == "audit":
-        from .audit.report import main as audit_main
+        from .audit._report import main as audit_main
 
         return audit_main(args.history, as_json=args.json)
     elif args.command == "mcp":

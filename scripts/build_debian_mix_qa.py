@@ -3,7 +3,7 @@
 
     python scripts/build_debian_mix_corpus.py build/debs   # the corpus, first (its docstring says how to get the debs)
     python scripts/build_debian_mix_qa.py                  # bench/data/debian_mix_qa.json, then checks it
-    python scripts/build_debian_mix_qa.py --check          # validate it with evidence_lib/eval/qa_check.py
+    python scripts/build_debian_mix_qa.py --check          # validate it with evidence_lib/eval/_qa_check.py
 
 No reading flow, retriever or model is used or consulted: the questions come from the corpus text and the rules
 below only. They are the kernel sets' rules (``scripts/build_kernel_qa.py``, whose functions are imported and used

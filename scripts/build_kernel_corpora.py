@@ -65,8 +65,8 @@ DEB_SHA256 = "f18dfe28dcab7bdbf9185be16b9521f5841277a6a96c374a6683a648d5d5fa4f"
 HTML_ROOT = "usr/share/doc/linux-doc-6.1/html/"
 
 MIN_CHARS = 200                       # shorter pages are indexes, genindex, search
-MAX_DOC_BYTES = 64 * 1024 * 1024      # evidence_lib.index.MAX_STORED_BYTES (folder_corpus refuses bigger files)
-MAX_DOC_ID_CHARS = 128                # evidence_lib.ids.MAX_DOC_ID_CHARS
+MAX_DOC_BYTES = 64 * 1024 * 1024      # evidence_lib._index.MAX_STORED_BYTES (folder_corpus refuses bigger files)
+MAX_DOC_ID_CHARS = 128                # evidence_lib._ids.MAX_DOC_ID_CHARS
 MAX_ARCHIVE_BYTES = 15 * 1024 * 1024
 SEPARATOR = "__"
 CORPORA = ("kernel_en", "kernel_zh")
@@ -274,7 +274,7 @@ def build(pages: dict[str, str]) -> tuple[dict[str, dict[str, str]], dict[str, d
 
 
 def corpus_sha256(docs: dict[str, str]) -> str:
-    """The QA checker's definition (evidence_lib/eval/qa_check.py ``corpus_sha256``)."""
+    """The QA checker's definition (evidence_lib/eval/_qa_check.py ``corpus_sha256``)."""
     payload = json.dumps(sorted(docs.items()), ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

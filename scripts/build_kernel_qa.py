@@ -3,7 +3,7 @@
 
     python scripts/build_kernel_corpora.py /path/to/linux-doc-6.1_6.1.192-3_all.deb   # the corpora, first
     python scripts/build_kernel_qa.py            # bench/data/kernel_en_qa.json and bench/data/kernel_zh_qa.json
-    python scripts/build_kernel_qa.py --check    # validate both files with evidence_lib/eval/qa_check.py
+    python scripts/build_kernel_qa.py --check    # validate both files with evidence_lib/eval/_qa_check.py
 
 No reading flow, retriever or model is used or consulted: the questions come from the corpus text and the rules
 below only. The rules are the contract (also in bench/data/README.md):
@@ -287,8 +287,8 @@ def build(corpus: str, docs: dict[str, str]) -> list[dict]:
 
 
 def load_qa_check():
-    """evidence_lib/eval/qa_check.py loaded from its file, as scripts/check_qa.py does."""
-    spec = importlib.util.spec_from_file_location("_evidence_qa_check", ROOT / "evidence_lib" / "eval" / "qa_check.py")
+    """evidence_lib/eval/_qa_check.py loaded from its file, as scripts/check_qa.py does."""
+    spec = importlib.util.spec_from_file_location("_evidence_qa_check", ROOT / "evidence_lib" / "eval" / "_qa_check.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)

@@ -2,7 +2,7 @@
 """Write "near" QA sets over the kernel corpora: the locate term is not in the answer span (issue 25, item 1).
 
     python scripts/build_near_qa.py            # bench/data/kernel_en_near_qa.json, bench/data/kernel_zh_near_qa.json
-    python scripts/build_near_qa.py --check    # validate both files with evidence_lib/eval/qa_check.py
+    python scripts/build_near_qa.py --check    # validate both files with evidence_lib/eval/_qa_check.py
 
 A reader that searches for the locate term lands near the answer, not on it: it must read backward when the
 answer sits before the term, forward when after. No reading flow, retriever or model is used or consulted. The

@@ -12,7 +12,7 @@
 Prints one summary line per file: items, documents covered, spans starting at or past character
 2,000, and locate_terms that occur in more than 5 documents. Errors follow, one per bad item.
 
-Only the standard library is used, and ``evidence_lib/eval/qa_check.py`` is loaded from its file
+Only the standard library is used, and ``evidence_lib/eval/_qa_check.py`` is loaded from its file
 rather than through the package (whose ``__init__`` needs the library's dependencies), so any
 bare ``python3`` can check the data, including a Python whose topics you want to compare.
 """
@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-QA_CHECK = ROOT / "evidence_lib" / "eval" / "qa_check.py"
+QA_CHECK = ROOT / "evidence_lib" / "eval" / "_qa_check.py"
 
 
 def load_qa_check():

@@ -19,7 +19,7 @@ import platform
 import sys
 from pathlib import Path
 
-from evidence_lib.retrieval.corpora import PINNED_PYDOC, PINNED_PYDOC_VERSION
+from evidence_lib.retrieval._corpora import PINNED_PYDOC, PINNED_PYDOC_VERSION
 
 
 def payload() -> bytes:

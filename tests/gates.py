@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from evidence_lib import EvidenceIndex
-from evidence_lib.index import IndexEntry, Snapshot
+from evidence_lib._index import IndexEntry, Snapshot
 
 
 class Gate:

@@ -16,7 +16,7 @@ from conftest import (
     refusal_code,
 )
 from evidence_lib import Access, Document, EvidenceIndex, Principal, evidence_tools
-from evidence_lib.access import allowed
+from evidence_lib._access import allowed
 
 GLOBEX = [GLOBEX_OPEN, GLOBEX_PLAN]
 ACME = [ACME_OPEN, ACME_RESTRICTED, ACME_DISCOVER_ONLY]

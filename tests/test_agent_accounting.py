@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_lib import ANSWER, QUESTION, Size, article_corpus, evidence_tools
+from evidence_lib import Size, evidence_tools
+from evidence_lib.course.article import ANSWER, QUESTION, article_corpus
 from evidence_lib.course.readers import CarefulReader, PolicyChatModel
-from evidence_lib.audit.checker import check_history
-from evidence_lib.answers import parse_answer
+from evidence_lib.audit._checker import check_history
+from evidence_lib._answers import parse_answer
 from evidence_lib.course.accounting import CONTEXT_PARTS, account, break_even, padded_totals, run_dump, snippet_corpus
-from evidence_lib.audit.history import steps
+from evidence_lib.audit._history import steps
 from evidence_lib.course.tasks import ARTICLE_TERMS, run_reader
 
 
@@ -73,7 +74,7 @@ def test_compact_break_even_comes_later_than_the_article_profile(tmp_path, dump)
 def test_create_agent_runs_the_same_tools_with_the_same_outcome(tmp_path):
     pytest.importorskip("langchain.agents")
     from evidence_lib import EvidenceIndex, Ledger
-    from evidence_lib.integrations.langchain.harness import run_create_agent
+    from evidence_lib.integrations.langchain._harness import run_create_agent
 
     index = EvidenceIndex.build(article_corpus(), tmp_path)
     ledger = Ledger()

@@ -9,7 +9,7 @@ import sys
 import pytest
 from langchain_core.messages import SystemMessage, convert_to_openai_messages, messages_to_dict
 
-from evidence_lib.audit.report import mask
+from evidence_lib.audit._report import mask
 from evidence_lib.course.readers import RereadReader
 from evidence_lib.course.tasks import run_setting
 

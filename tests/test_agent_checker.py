@@ -1,16 +1,16 @@
-"""evidence_lib.audit.checker: proven both ways, on the careful reader and on one careless reader per habit."""
+"""evidence_lib.audit._checker: proven both ways, on the careful reader and on one careless reader per habit."""
 
 from __future__ import annotations
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from evidence_lib import ANSWER
+from evidence_lib.course.article import ANSWER
 from evidence_lib.course.readers import CARELESS_READERS, CarefulReader
-from evidence_lib.audit.checker import FINDINGS, check_history, finding_codes
-from evidence_lib.answers import parse_answer
-from evidence_lib.audit.history import steps
-from evidence_lib.answers import format_answer, insufficient_answer
+from evidence_lib.audit._checker import FINDINGS, check_history, finding_codes
+from evidence_lib._answers import parse_answer
+from evidence_lib.audit._history import steps
+from evidence_lib._answers import format_answer, insufficient_answer
 from evidence_lib.course.tasks import TASK_SETTINGS, pydoc_documents, pydoc_items, run_reader, run_setting
 
 
@@ -132,7 +132,8 @@ def test_compact_histories_earn_exactly_their_own_finding_where_the_habit_can_sh
 
 def _compact_history(tmp_path, calls, answer):
     """Real compact replies for ``calls`` (name, args), in one session, then ``answer``."""
-    from evidence_lib import EvidenceIndex, Ledger, article_corpus, evidence_tools, run_tool_call
+    from evidence_lib import EvidenceIndex, Ledger, evidence_tools, run_tool_call
+    from evidence_lib.course.article import article_corpus
 
     tools = evidence_tools(EvidenceIndex.build(article_corpus(), tmp_path), ledger=Ledger(), profile="compact")
     rounds = []

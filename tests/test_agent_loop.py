@@ -1,4 +1,4 @@
-"""evidence_lib.integrations.langchain.loop: the protocol in a real message loop; it survives any model output."""
+"""evidence_lib.integrations.langchain._loop: the protocol in a real message loop; it survives any model output."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ import json
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
-from evidence_lib import ANSWER, Budget, EvidenceIndex, Ledger, article_corpus, evidence_tools
+from evidence_lib import Budget, EvidenceIndex, Ledger, evidence_tools
+from evidence_lib.course.article import ANSWER, article_corpus
 from evidence_lib.course.readers import CarefulReader, PolicyChatModel, ScriptedChatModel
-from evidence_lib.integrations.langchain.loop import LoopRules, run_loop
-from evidence_lib.audit.checker import check_history
-from evidence_lib.answers import parse_answer
-from evidence_lib.audit.history import steps
+from evidence_lib.integrations.langchain._loop import LoopRules, run_loop
+from evidence_lib.audit._checker import check_history
+from evidence_lib._answers import parse_answer
+from evidence_lib.audit._history import steps
 from evidence_lib.course.tasks import ARTICLE_TERMS, moved_corpus, run_reader
 
 
@@ -150,7 +151,7 @@ def test_importing_the_loop_and_the_audit_does_not_load_langchain():
     import subprocess
     import sys
 
-    code = ("import sys, evidence_lib.integrations.langchain.loop, evidence_lib.audit.report\n"
+    code = ("import sys, evidence_lib.integrations.langchain._loop, evidence_lib.audit._report\n"
             "import evidence_lib.course.readers\nprint('langchain' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stderr

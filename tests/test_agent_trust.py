@@ -1,7 +1,7 @@
 """Issue 16, agent side: the audit CLI, the history reader, the checker and the loop, tried as an attacker would.
 
 One regression test (or a few) per defect 13-18 and 20, each through the public API, plus the registries: every
-finding code, loop stop reason and loop budget reason lives in :mod:`evidence_lib.errors`.
+finding code, loop stop reason and loop budget reason lives in :mod:`evidence_lib._errors`.
 """
 
 from __future__ import annotations
@@ -15,18 +15,19 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_openai_messages
 
-from evidence_lib import Budget, EvidenceIndex, Ledger, article_corpus, evidence_tools
+from evidence_lib import Budget, EvidenceIndex, Ledger, evidence_tools
+from evidence_lib.course.article import article_corpus
 from evidence_lib.course.readers import CARELESS_READERS, CarefulReader, PolicyChatModel, ScriptedChatModel
-from evidence_lib.audit.checker import FINDINGS, Finding, check_history, finding_codes
-from evidence_lib.integrations.langchain.loop import LoopRules, run_loop
-from evidence_lib.audit import report as audit_mod
-from evidence_lib.audit.history import Step, steps
+from evidence_lib.audit._checker import FINDINGS, Finding, check_history, finding_codes
+from evidence_lib.integrations.langchain._loop import LoopRules, run_loop
+from evidence_lib.audit import _report as audit_mod
+from evidence_lib.audit._history import Step, steps
 from evidence_lib.course.readers import (AbsenceReader, BudgetIgnorer, ExhaustiveReader, InstructionFollower, Misquoter,
                                          NeverReadCiter, PreviewAnswerer, RereadReader, UncitedAnswerer)
-from evidence_lib.answers import format_answer
+from evidence_lib._answers import format_answer
 from evidence_lib.course.tasks import ARTICLE_TERMS, run_setting
-from evidence_lib.errors import BUDGET_REASONS, ERROR_CODES, EvidenceError
-from evidence_lib.toolkit import clean_text
+from evidence_lib._errors import BUDGET_REASONS, ERROR_CODES, EvidenceError
+from evidence_lib._toolkit import clean_text
 
 
 def cli(path, *args, **kw):
@@ -379,7 +380,7 @@ def test_unstorable_call_ids_are_replaced_in_the_call_and_its_answer(tmp_path):
 def test_finding_codes_live_in_the_errors_registry():
     """Issue 16 (registries): the checker's codes are errors.FINDING_CODES; a Finding with an unregistered code
     cannot be made; every careless reader's code is registered."""
-    from evidence_lib.errors import FINDING_CODES
+    from evidence_lib._errors import FINDING_CODES
 
     assert FINDINGS is FINDING_CODES and "instruction_from_evidence" in FINDING_CODES
     with pytest.raises(KeyError):
@@ -391,8 +392,8 @@ def test_every_loop_stop_reason_and_budget_reason_is_registered(tmp_path):
     """Issue 16 (registries): run the loop into each way it stops; every stop reason it reports is in
     errors.LOOP_STOP_REASONS (and each registered one is reached), and every budget reason its refusals carry
     (calls_per_message, loop_stopped) is in errors.BUDGET_REASONS."""
-    from evidence_lib.errors import LOOP_STOP_REASONS
-    from evidence_lib.integrations.langchain.loop import LoopResult
+    from evidence_lib._errors import LOOP_STOP_REASONS
+    from evidence_lib.integrations.langchain._loop import LoopResult
 
     def idx(name):
         return EvidenceIndex.build(article_corpus(), tmp_path / name)

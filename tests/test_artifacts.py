@@ -8,13 +8,13 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from evidence_lib.access import Access, Principal
-from evidence_lib.clock import FixedClock, ManualClock
-from evidence_lib.disclosure.artifacts import ArtifactStore, logistics_tools
+from evidence_lib._access import Access, Principal
+from evidence_lib._clock import FixedClock, ManualClock
+from evidence_lib.store._artifact_store import ArtifactStore, logistics_tools
 from evidence_lib.course.after_sales import CST, after_sales_catalog, logistics_sections
-from evidence_lib.errors import EvidenceError, error_payload, to_json
-from evidence_lib.measure import utf8_bytes
-from evidence_lib.tools import run_tool_call, tool_call
+from evidence_lib._errors import EvidenceError, error_payload, to_json
+from evidence_lib._measure import utf8_bytes
+from evidence_lib._tools import run_tool_call, tool_call
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
 COLLEAGUE = Principal("shop-a", "user-418", groups={"support"})

@@ -3,12 +3,12 @@ line it was and what was expected. The MCP server's replies for the same are in 
 
 from __future__ import annotations
 
-from evidence_lib.answers import format_answer
-from evidence_lib.citations import CITATION_FORM, REASONS, Citation, verify_citation, verify_sources
-from evidence_lib.documents import Document
-from evidence_lib.errors import SAME_CONDITION
-from evidence_lib.index import EvidenceIndex
-from evidence_lib.ledger import ReadRecord
+from evidence_lib._answers import format_answer
+from evidence_lib._citations import CITATION_FORM, REASONS, Citation, verify_citation, verify_sources
+from evidence_lib._documents import Document
+from evidence_lib._errors import SAME_CONDITION
+from evidence_lib._index import EvidenceIndex
+from evidence_lib._ledger import ReadRecord
 
 TEXT = "The batch limit is 200 rows per call."
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_lib import article_corpus
+from evidence_lib.course.article import article_corpus
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from evidence_lib import ANSWER, QUESTION, Document, article_corpus, baseline_dump
+from evidence_lib import Document, baseline_dump
+from evidence_lib.course.article import ANSWER, QUESTION, article_corpus
 from evidence_lib.course.article import FILLER, NO_ANSWER, REVISION
 
 ARTICLE_FILLER = "批处理任务需保留执行批次和日志编号。"

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import build_debian_mix_corpus as mix  # noqa: E402
 import build_debian_mix_qa as mqa  # noqa: E402
 
-qa_check = mqa.kqa.load_qa_check()   # evidence_lib/eval/qa_check.py by path, as the build scripts load it
+qa_check = mqa.kqa.load_qa_check()   # evidence_lib/eval/_qa_check.py by path, as the build scripts load it
 DATA = ROOT / "bench" / "data"
 ARCHIVE = DATA / f"{mix.NAME}.tar.xz"
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*[A-Za-z0-9]")

@@ -7,25 +7,14 @@ from decimal import Decimal
 
 import pytest
 
-from evidence_lib.access import Principal
-from evidence_lib.disclosure.catalog import catalog_tools
+from evidence_lib._access import Principal
+from evidence_lib.disclosure._catalog import catalog_tools
 from evidence_lib.course.after_sales import PLANTED_INSTRUCTION, QUALITY_CLAUSE, RETURNS_SUMMARY, after_sales_catalog
-from evidence_lib.disclosure import (
-    MAX_PREFETCH_BYTES,
-    PREFETCH_RATE,
-    AnswerGate,
-    LatencyIllustration,
-    LoadItem,
-    Need,
-    ReadSession,
-    ScriptedReturnShippingPolicy,
-    StopRules,
-    dropped_conditions,
-    plan_loading,
-    run_script,
-)
-from evidence_lib.errors import EvidenceError
-from evidence_lib.measure import Size
+from evidence_lib.disclosure import AnswerGate, LoadItem, Need, ReadSession, StopRules, dropped_conditions, plan_loading
+from evidence_lib.disclosure._session import MAX_PREFETCH_BYTES, PREFETCH_RATE, LatencyIllustration
+from evidence_lib.course.scripted import ScriptedReturnShippingPolicy, run_script
+from evidence_lib._errors import EvidenceError
+from evidence_lib._measure import Size
 from evidence_lib.course.after_sales import after_sales_toolbox
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_lib import errors
-from evidence_lib.errors import CITATION_REASONS, ERROR_CODES, FINDING_CODES, SAME_CONDITION, EvidenceError
+from evidence_lib import _errors as errors
+from evidence_lib._errors import CITATION_REASONS, ERROR_CODES, FINDING_CODES, SAME_CONDITION, EvidenceError
 
 LAYERS = {"tool": ERROR_CODES, "citation": CITATION_REASONS, "finding": FINDING_CODES}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_lib.eval.run import QAError, evaluate, load_corpus, load_qa, summarize
+from evidence_lib.eval._run import QAError, evaluate, load_corpus, load_qa, summarize
 from evidence_lib.retrieval import pydoc_corpus
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,10 +11,10 @@ import json
 import pytest
 
 from evidence_lib.__main__ import main
-from evidence_lib.eval import deepagents_flow
-from evidence_lib.eval.deepagents_flow import grep_lines, grep_visible, run_deepagents
-from evidence_lib.eval.flows import CHOOSERS, choose, help_text, read_in_turn
-from evidence_lib.eval.run import FLOWS, bytes_by_tool, evaluate, load_corpus, load_qa
+from evidence_lib.eval import _deepagents_flow as deepagents_flow
+from evidence_lib.eval._deepagents_flow import grep_lines, grep_visible, run_deepagents
+from evidence_lib.eval._flows import CHOOSERS, choose, help_text, read_in_turn
+from evidence_lib.eval._run import FLOWS, bytes_by_tool, evaluate, load_corpus, load_qa
 
 needs_deepagents = pytest.mark.skipif(
     not deepagents_flow.available(),

@@ -1,4 +1,4 @@
-"""evidence_lib.eval.report: the tables notebooks 08 and 08x print from the eval's JSON files (issue 26 item 1)."""
+"""evidence_lib.course.eval_tables: the tables notebooks 08 and 08x print from the eval's JSON files (issue 26 item 1)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_lib.eval.report import (bytes_by_tool_table, every_set_table, flow_table, load_sets, ratio,
+from evidence_lib.course.eval_tables import (bytes_by_tool_table, every_set_table, flow_table, load_sets, ratio,
                                       runs_by_chooser)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,7 +111,7 @@ def test_every_committed_eval_set_appears_in_the_table():
 
 def test_every_set_table_reports_both_grep_engines_when_a_file_holds_both():
     """Issue 25 item 3: Deep Agents with ripgrep and with its Python grep, side by side, ratios to the ripgrep run."""
-    from evidence_lib.eval.report import every_set_table
+    from evidence_lib.course.eval_tables import every_set_table
 
     summary = {"answered": 5, "questions": 6, "median_bytes": 100.0, "median_tokens": 40.0, "p90_bytes": 200.0}
     slower = {**summary, "answered": 4, "median_bytes": 150.0}

@@ -19,8 +19,8 @@ import nbformat
 
 from evidence_lib import Budget, baseline_dump, cl100k_tokens, utf8_bytes
 from evidence_lib.course.exercises import exercise
-from evidence_lib.errors import EvidenceError
-from evidence_lib.paging import MAX_PAGE_CHARS
+from evidence_lib._errors import EvidenceError
+from evidence_lib._paging import MAX_PAGE_CHARS
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES_DIR = ROOT / "notebooks" / "exercises"
@@ -89,7 +89,7 @@ def test_budget_with_a_per_document_cap_is_accepted_and_every_text_agrees():
 # -- 5.2 · delegation refused, as in 2.1 and 8.1 ------------------------------------------------------------------
 
 def test_find_and_load_bytes_refuses_delegating_to_measure_schema_loading():
-    from evidence_lib.disclosure.toolbox import measure_schema_loading
+    from evidence_lib.disclosure._toolbox import measure_schema_loading
 
     def find_and_load_bytes(toolbox, query, names):
         return measure_schema_loading(toolbox, query, load=names).find_and_load.utf8_bytes
@@ -119,7 +119,7 @@ def test_still_readable_comparing_strings_is_still_told_about_strings():
 
 def test_locate_terms_task_states_the_narrowing_rule_and_the_reply_size():
     from evidence_lib.course.exercises.part6 import MAX_NARROW_DOCS
-    from evidence_lib.profiles.compact import COMPACT_EXCERPTS
+    from evidence_lib.profiles._compact import COMPACT_EXCERPTS
 
     ex = exercise("6.1")
     result = ex.check({"a": "terminates the nearest", "b": "continue", "c": "method is invoked"})

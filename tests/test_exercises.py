@@ -21,12 +21,13 @@ from typing import Any
 import nbformat
 import pytest
 
-from evidence_lib import (ANSWER, Budget, Citation, Size, article_corpus, baseline_dump, cl100k_tokens,
-                          reduction_percent, utf8_bytes)
+from evidence_lib import Budget, Citation, Size, baseline_dump, cl100k_tokens, utf8_bytes
+from evidence_lib.course.article import ANSWER, article_corpus
+from evidence_lib._measure import reduction_percent
 from evidence_lib.course.exercises import WORKSHOP_PARTS, Result, ____, all_exercises, exercise, is_placeholder
 from evidence_lib.course.exercises.core import Exercise, describe
 from evidence_lib.course.exercises.part3 import MISSED_TERM
-from evidence_lib.index import sha256_hex
+from evidence_lib._index import sha256_hex
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES_DIR = ROOT / "notebooks" / "exercises"
@@ -279,7 +280,7 @@ def _tiny_fn(ns, unit="utf8_bytes", swap=False, first_only=False, text_only=Fals
 
 
 def _paging_page_fn(text, offset, limit):
-    from evidence_lib.paging import page
+    from evidence_lib._paging import page
 
     p = page(len(text), offset, limit, 800)
     return {"start": p.start, "end": p.end, "next_offset": p.next_offset, "text": text[p.start:p.end]}
@@ -391,7 +392,7 @@ def _no_dedupe_ids(chunks):
 def _answer_fn(relative=False, whole_page=False, sources=True, revision=None):
     from langchain_core.messages import ToolMessage
 
-    from evidence_lib.answers import format_answer
+    from evidence_lib._answers import format_answer
     from evidence_lib.course.readers import sentence_around
 
     def final_answer(messages, term):
@@ -413,13 +414,13 @@ def _answer_fn(relative=False, whole_page=False, sources=True, revision=None):
 
 
 def _hardcoded_answer(messages, term):
-    from evidence_lib.answers import format_answer
+    from evidence_lib._answers import format_answer
 
     return format_answer(ANSWER, [("d03", "2026-10-27", 4321, 4339, ANSWER)])
 
 
 def _snapshot_fn(cache_key=None, always=False, docs_only=False):
-    from evidence_lib.errors import EvidenceError
+    from evidence_lib._errors import EvidenceError
 
     cache = {}
 
@@ -442,7 +443,7 @@ def _snapshot_fn(cache_key=None, always=False, docs_only=False):
 
 def _offload_fn(kind):
     """Wrong decisions for 8.1: another count than cl100k tokens, >=, or a bound that does not hold."""
-    from evidence_lib.offload import count_tokens_over
+    from evidence_lib.store._offload import count_tokens_over
 
     def should_offload(text, threshold_tokens):
         n = len(text)
@@ -473,7 +474,7 @@ def _offload_fn(kind):
 def _section_fn(exact=True, plus_one=False, limit=None, one_read=False, first_page=False, keep_head=False,
                 loop_le=False, trim=False, as_json=False, twice=False):
     """Wrong readers for 8.2: the handle's range or the pages handled wrongly."""
-    from evidence_lib.paging import MAX_PAGE_CHARS
+    from evidence_lib._paging import MAX_PAGE_CHARS
 
     def read_section(tools, handle, path):
         read = next(t for t in tools if t.name == "read_evidence")
@@ -528,8 +529,8 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("1.4", "measured bytes", lambda ns: _fits_fn(utf8_bytes), "counted UTF-8 bytes"),
     ("1.4", "measured characters", lambda ns: _fits_fn(len), "counted characters"),
     ("1.4", "the article's 3, copied", lambda ns: (lambda docs, budget: 3), "a number copied from"),
-    ("2.1", "delegates to evidence_lib.paging.page", lambda ns: _paging_page_fn,
-     "delegates to evidence_lib.paging"),
+    ("2.1", "delegates to evidence_lib._paging.page", lambda ns: _paging_page_fn,
+     "delegates to evidence_lib._paging"),
     ("2.1", "next_offset never None", lambda ns: _page_fn(next_at_end=True), "next_offset should be None"),
     ("2.1", "end not clamped", lambda ns: _page_fn(clamp=False), "cannot run past the end"),
     ("2.1", "end included", lambda ns: _page_fn(closed=True), "text should be text[start:end]"),
@@ -655,7 +656,7 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("8.1", "Size.of for the bytes", lambda ns: _offload_fn("Size.of"), "Size.of counts the tokens too"),
     ("8.1", "the bound one byte short", lambda ns: _offload_fn("strict bound"), "exactly threshold_tokens bytes too"),
     ("8.1", "delegates to count_tokens_over", lambda ns: _offload_fn("delegates"),
-     "delegates to evidence_lib.offload.count_tokens_over"),
+     "delegates to evidence_lib.store._offload.count_tokens_over"),
     ("8.1", "an int", lambda ns: _offload_fn("int"), "should return True or False"),
     ("8.1", "always offload", lambda ns: (lambda text, threshold_tokens: True), "offloads every text"),
     ("8.2", "one read over the page bound", lambda ns: _section_fn(one_read=True),

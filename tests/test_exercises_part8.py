@@ -15,9 +15,9 @@ import pytest
 
 from evidence_lib.course.exercises import exercise
 from evidence_lib.course.exercises.part8 import _RULES, decision_cases, offloaded_handle, section_cases
-from evidence_lib.measure import cl100k_tokens
-from evidence_lib.offload import HANDLE_MAX_TOKENS, count_tokens_over, json_sections
-from evidence_lib.paging import MAX_PAGE_CHARS
+from evidence_lib._measure import cl100k_tokens
+from evidence_lib.store._offload import HANDLE_MAX_TOKENS, count_tokens_over, json_sections
+from evidence_lib._paging import MAX_PAGE_CHARS
 
 
 # -- 8.1 ------------------------------------------------------------------------------------------------------------
@@ -118,7 +118,7 @@ def test_the_solution_reads_each_section_in_the_fewest_pages_within_the_default_
 
 def test_a_reader_that_never_advances_is_stopped_not_hung():
     def read_section(tools, handle, path):
-        from evidence_lib.toolkit import run_tool_call, tool_call
+        from evidence_lib._toolkit import run_tool_call, tool_call
 
         doc_id = re.search(r"stored as (res-[0-9a-f]+)", handle)[1]
         while True:  # ignores every reply, refusals included

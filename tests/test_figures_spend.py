@@ -16,7 +16,8 @@ import pytest  # noqa: E402
 from matplotlib.collections import PathCollection  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
-from evidence_lib import Budget, EvidenceIndex, Ledger, article_corpus, evidence_tools, run_tool_call, tool_call  # noqa: E402
+from evidence_lib import Budget, EvidenceIndex, Ledger, evidence_tools, run_tool_call, tool_call
+from evidence_lib.course.article import article_corpus  # noqa: E402
 from evidence_lib.course.figures import spend_figure  # noqa: E402
 
 # Notebook 05's scripted turn: 19 calls, eight of them refused (steps 8-11, 14 and 17-19).

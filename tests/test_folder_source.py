@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from langchain_core.documents import Document as LCDocument
 
-from evidence_lib.access import Principal
+from evidence_lib._access import Principal
 from evidence_lib.retrieval import BM25Retriever, RetrieverSource
-from evidence_lib.retrieval import folder as folder_module
-from evidence_lib.retrieval.folder import FolderSource
-from evidence_lib.retrieval.snapshot import EncodedTexts
-from evidence_lib.toolkit import run_tool_call
-from evidence_lib.tools import evidence_tools
+from evidence_lib.retrieval import _folder as folder_module
+from evidence_lib.retrieval._folder import FolderSource
+from evidence_lib.retrieval._snapshot import EncodedTexts
+from evidence_lib._toolkit import run_tool_call
+from evidence_lib._tools import evidence_tools
 
 ALICE, BOB = Principal("acme", "alice"), Principal("acme", "bob")
 
@@ -56,8 +56,8 @@ def test_a_changed_generation_takes_a_new_snapshot_for_the_current_query() -> No
 
 
 def test_a_fixed_index_ignores_the_hook(tmp_path: Path) -> None:
-    from evidence_lib.documents import Document
-    from evidence_lib.index import EvidenceIndex
+    from evidence_lib._documents import Document
+    from evidence_lib._index import EvidenceIndex
 
     index = EvidenceIndex.in_memory([Document("a", "A", "r1", "the batch limit is 200 rows")])
     index.generation = 1  # an offload shelf's growth counter: the handle's concern, never a new snapshot

@@ -16,11 +16,13 @@ from langchain_core.tools import StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
-from evidence_lib import (Access, ArtifactStore, Budget, Citation, Document, EvidenceError, EvidenceIndex, Ledger,
-                          LocateOptions, ManualClock, Principal, after_sales_catalog, after_sales_toolbox,
-                          article_corpus, catalog_tools, discovery_tools, evidence_tools, logistics_tools,
-                          run_tool_call, tool_call, verify_citation)
-from evidence_lib.tools import MAX_MANIFEST_BYTES, MAX_MANIFEST_LIMIT, MAX_TITLE_CHARS, TRUNCATED
+from evidence_lib import Access, Budget, Citation, Document, EvidenceError, EvidenceIndex, Ledger, LocateOptions, ManualClock, Principal, evidence_tools, run_tool_call, tool_call, verify_citation
+from evidence_lib.disclosure import catalog_tools, discovery_tools
+from evidence_lib.store import ArtifactStore, logistics_tools
+from evidence_lib.course.after_sales import after_sales_catalog, after_sales_toolbox
+from evidence_lib.course.article import article_corpus
+from evidence_lib._lines import TRUNCATED
+from evidence_lib._tools import MAX_MANIFEST_BYTES, MAX_MANIFEST_LIMIT, MAX_TITLE_CHARS
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
 START = datetime(2026, 9, 11, tzinfo=timezone(timedelta(hours=8)))
@@ -258,7 +260,7 @@ def test_locate_description_and_schema_follow_the_options_in_force(tmp_path):
 
 
 def test_one_query_bound_for_every_query_tool(tmp_path):
-    from evidence_lib.toolkit import MAX_QUERY_CHARS
+    from evidence_lib._toolkit import MAX_QUERY_CHARS
 
     search = evidence_tools(EvidenceIndex.build(article_corpus(2), tmp_path))[0]
     find = discovery_tools(after_sales_toolbox())[0]

@@ -28,11 +28,11 @@ from langchain_core.vectorstores import InMemoryVectorStore
 from evidence_lib import Access, Budget, Document, EvidenceIndex, Ledger, Principal, evidence_tools
 from evidence_lib.retrieval import AccessMetadataWarning, BM25Retriever, RetrieverSource
 from evidence_lib.store import MemoryStore
-from evidence_lib.tools import run_tool_call, tool_call
+from evidence_lib._tools import run_tool_call, tool_call
 
 # The "malformed" grant below is refused on purpose (hidden from everyone); a retriever source warns about it
 # once per source (AccessMetadataWarning, tested in tests/test_retrieval_trust.py): expected here, not news.
-pytestmark = pytest.mark.filterwarnings("ignore::evidence_lib.retrieval.snapshot.AccessMetadataWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::evidence_lib.retrieval._snapshot.AccessMetadataWarning")
 
 ALICE = Principal("acme", "alice", frozenset({"eng"}))
 KEY = b"issue-7-fingerprint-key-0123456789"

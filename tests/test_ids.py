@@ -1,4 +1,4 @@
-"""evidence_lib.ids: one doc_id grammar that every issuer satisfies and the answer parser accepts (issue 3), and a
+"""evidence_lib._ids: one doc_id grammar that every issuer satisfies and the answer parser accepts (issue 3), and a
 revision shown cut (``…[cut]``) is citable (issue 4).
 
 End to end per issuer: read a document through the tools, write the answer with ``format_answer``, and check that
@@ -21,19 +21,20 @@ from langchain_core.documents import Document as LCDocument
 
 from evidence_lib import Document, EvidenceError, EvidenceIndex, ManualClock, Principal, evidence_tools
 from evidence_lib.course.readers import CarefulReader
-from evidence_lib.audit.checker import check_history
-from evidence_lib.answers import parse_answer
-from evidence_lib.answers import _LINE, format_answer
+from evidence_lib.audit._checker import check_history
+from evidence_lib._answers import parse_answer
+from evidence_lib._answers import _LINE, format_answer
 from evidence_lib.course.tasks import run_reader
-from evidence_lib.citations import Answer, Citation, verify_answer, verify_citation
-from evidence_lib.ids import DOC_ID, MAX_DOC_ID_CHARS, RESERVED, check_doc_id, escape_doc_id, is_doc_id
-from evidence_lib.index import _SAFE_ID
-from evidence_lib.lines import TRUNCATED, shown_revision, token
-from evidence_lib.offload import OffloadShelf
+from evidence_lib._citations import Answer, Citation, verify_answer, verify_citation
+from evidence_lib._ids import DOC_ID, MAX_DOC_ID_CHARS, RESERVED, check_doc_id, escape_doc_id, is_doc_id
+from evidence_lib._index import _SAFE_ID
+from evidence_lib._lines import TRUNCATED, shown_revision, token
+from evidence_lib.store._offload import OffloadShelf
 from evidence_lib.retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus, to_evidence_document
-from evidence_lib.store import ENTRY_PATH, MemoryStore, SQLiteStore
-from evidence_lib.store.workspace import _PATH
-from evidence_lib.tools import run_tool_call, tool_call
+from evidence_lib.store import MemoryStore, SQLiteStore
+from evidence_lib.store._workspace import ENTRY_PATH
+from evidence_lib.store._workspace import _PATH
+from evidence_lib._tools import run_tool_call, tool_call
 from store.storekit import BACKENDS, pg_dsn
 
 T0 = datetime(2026, 10, 27, 9, 0, tzinfo=timezone.utc)
@@ -101,7 +102,7 @@ def test_a_retriever_doc_id_is_cited_and_verified(meta_id, doc_id):
 def _store(kind: str, tmp_path: Path):
     """A real store of ``kind``: memory, an SQLite file, or a private schema on the PostgreSQL server."""
     if kind == "postgres":
-        from evidence_lib.store.postgres import PostgresStore, scratch_schema
+        from evidence_lib.store._postgres import PostgresStore, scratch_schema
 
         with scratch_schema(pg_dsn(), "ids") as where:
             store = PostgresStore(where, ManualClock(T0))
@@ -232,7 +233,7 @@ def test_every_doc_id_a_folder_corpus_issues_is_a_doc_id(tmp_path_factory, name)
 
 
 def test_the_shipped_corpora_use_doc_ids():
-    from evidence_lib import article_corpus
+    from evidence_lib.course.article import article_corpus
 
     zh = Path(__file__).resolve().parents[1] / "evidence_lib" / "eval" / "data" / "zh_corpus"
     assert all(is_doc_id(d.doc_id) for d in [*article_corpus(), *pydoc_corpus(), *folder_corpus(zh)])
@@ -288,7 +289,7 @@ def test_every_offloaded_result_handle_is_a_doc_id(content, call_id):
 
 
 def test_the_parser_embeds_the_one_grammar():
-    assert DOC_ID.pattern in _LINE.pattern  # defined once, in evidence_lib.ids
+    assert DOC_ID.pattern in _LINE.pattern  # defined once, in evidence_lib._ids
 
 
 # -- issue 4: a revision shown cut is citable -------------------------------------------------------------------------

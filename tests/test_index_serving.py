@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import threading
 
-from evidence_lib.documents import Document
-from evidence_lib.index import EvidenceIndex
-from evidence_lib.toolkit import run_tool_call, tool_call
-from evidence_lib.tools import evidence_tools
+from evidence_lib._documents import Document
+from evidence_lib._index import EvidenceIndex
+from evidence_lib._toolkit import run_tool_call, tool_call
+from evidence_lib._tools import evidence_tools
 
 
 class CountingBlobs(dict):

@@ -8,8 +8,8 @@ import pytest
 
 from conftest import body, refusal_code
 from evidence_lib import Budget, EvidenceError, Ledger, error_payload, evidence_tools, to_json
-from evidence_lib.ledger import ReadRecord
-from evidence_lib.measure import cl100k_tokens, utf8_bytes
+from evidence_lib._ledger import ReadRecord
+from evidence_lib._measure import cl100k_tokens, utf8_bytes
 
 UNLIMITED = dict(max_calls=None, max_chars=None, max_bytes=None, max_tokens=None, max_reads_per_doc=None,
                  max_refusals=None)
@@ -268,7 +268,9 @@ def test_plot_draws_cumulative_spend_and_the_budget_line(index):
 
     ledger, (_, _, read) = _tools(index)
     _hundred_tiny_reads(read)
-    ax = ledger.plot()
+    from evidence_lib.course.figures import plot_ledger
+
+    ax = plot_ledger(ledger)
     try:
         ys = ax.lines[0].get_ydata()
         assert ys[-1] == ledger.totals()["bytes"]

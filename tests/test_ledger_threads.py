@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from evidence_lib import Budget, EvidenceError, Ledger, ManualClock
-from evidence_lib.ledger import LedgerEntry
+from evidence_lib._ledger import LedgerEntry
 
 from store.storekit import T0, open_spec, pg_dsn
 
@@ -114,7 +114,7 @@ def shared_spec(request, tmp_path) -> Iterator[tuple[str, str]]:
     if request.param == "sqlite":
         yield ("sqlite", str(tmp_path / "processes.db"))
         return
-    from evidence_lib.store.postgres import scratch_schema
+    from evidence_lib.store._postgres import scratch_schema
 
     with scratch_schema(pg_dsn(), "lt") as where:
         yield ("postgres", where)

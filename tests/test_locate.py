@@ -9,7 +9,7 @@ import pytest
 
 from conftest import refusal_code
 from evidence_lib import Document, EvidenceIndex, LocateOptions, evidence_tools
-from evidence_lib.locate import NO_MATCH_NOTE, locate, nfc_with_map
+from evidence_lib._locate import NO_MATCH_NOTE, locate, nfc_with_map
 
 PAGED_DOCS = [
     Document("p0", "t0", "r", "abc abc xabc"),

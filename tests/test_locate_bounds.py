@@ -1,6 +1,6 @@
 """Issues 10 and 11: a wrapped locate stays bounded in what it shows and proportional to the text in what it does.
 
-A compact locate matches a term across a line wrap (:mod:`evidence_lib.locate`): ``上\\n<indentation>限`` is a
+A compact locate matches a term across a line wrap (:mod:`evidence_lib._locate`): ``上\\n<indentation>限`` is a
 match of ``上限`` however deep the indentation. Issue 10: the excerpt around such a match used to hold all of the
 match, so a 40,000-space wrap made a 40 KB reply that the middleware's default budget refused (the match could
 never be located). Issue 11: past 64 characters of indentation, finding where each match ends re-read and
@@ -19,12 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evidence_lib import Document, EvidenceIndex, LocateOptions, ManualClock, Principal, evidence_tools
-from evidence_lib.citations import verify_citation
-from evidence_lib.ledger import Budget, Ledger
-from evidence_lib.locate import find_spans, match_end_within
-from evidence_lib.profiles import WINDOW_AFTER, WINDOW_BEFORE, excerpts, located_documents
+from evidence_lib._citations import verify_citation
+from evidence_lib._ledger import Budget, Ledger
+from evidence_lib._locate import find_spans, match_end_within
+from evidence_lib.profiles import excerpts
+from evidence_lib.profiles._compact import WINDOW_AFTER, WINDOW_BEFORE, located_documents
 from evidence_lib.store import SQLiteStore
-from evidence_lib.tools import MAX_EXCERPT_CHARS, MAX_MATCH_SHOWN
+from evidence_lib._tools import MAX_EXCERPT_CHARS, MAX_MATCH_SHOWN
 
 T0 = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)
 HOUR = timedelta(hours=1)
@@ -129,8 +130,8 @@ def test_through_the_middleware_a_deep_wrap_is_located_within_the_default_budget
     from langchain_core.tools import tool
 
     from evidence_lib.course.readers import PolicyChatModel
-    from evidence_lib.integrations.langchain.middleware import EvidenceMiddleware
-    from evidence_lib.answers import format_answer
+    from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
+    from evidence_lib._answers import format_answer
     from evidence_lib.store import MemoryStore
 
     @tool

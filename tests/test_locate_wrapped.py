@@ -1,6 +1,6 @@
 """Issue 17 item 4: locate across wrapped lines (CJK runs, hyphenated Latin), offsets into the original text.
 
-The property tests compare :func:`evidence_lib.locate.find_spans` / ``find_all`` with a brute-force reference
+The property tests compare :func:`evidence_lib._locate.find_spans` / ``find_all`` with a brute-force reference
 written here in plain Python: for every start offset it tries every way to consume the term character by
 character, allowing a wrap at the positions the rule allows, and collects every end it can reach. The
 reference classifies characters by its own small alphabet, not by the library's ranges (tested separately).
@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from evidence_lib import Document, EvidenceIndex, LocateOptions, evidence_tools
-from evidence_lib.locate import find, find_all, find_spans, is_cjk, is_latin_letter, locate, match_end, nfc_with_map
+from evidence_lib._locate import find, find_all, find_spans, is_cjk, is_latin_letter, locate, match_end, nfc_with_map
 
 WRAPPED = LocateOptions(wrapped=True)
 WRAPPED_NFC = LocateOptions(wrapped=True, normalization="NFC")

@@ -14,8 +14,9 @@ import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.tools import StructuredTool
 
-from evidence_lib import Budget, EvidenceIndex, Ledger, article_corpus, evidence_tools
-from evidence_lib.integrations.langchain.loop import LoopRules, run_loop
+from evidence_lib import Budget, EvidenceIndex, Ledger, evidence_tools
+from evidence_lib.course.article import article_corpus
+from evidence_lib.integrations.langchain._loop import LoopRules, run_loop
 from evidence_lib.course.readers import ScriptedChatModel
 from gates import GatedIndex
 

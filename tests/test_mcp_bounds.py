@@ -16,12 +16,12 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from evidence_lib.access import Principal  # noqa: E402
-from evidence_lib.documents import Document  # noqa: E402
-from evidence_lib.index import EvidenceIndex  # noqa: E402
+from evidence_lib._access import Principal  # noqa: E402
+from evidence_lib._documents import Document  # noqa: E402
+from evidence_lib._index import EvidenceIndex  # noqa: E402
 from evidence_lib.integrations.mcp import build_server, fixed_source  # noqa: E402
 from evidence_lib.integrations.mcp._server import MAX_CHECKS_SHOWN, MAX_REPLY_BYTES  # noqa: E402
-from evidence_lib.measure import cl100k_tokens  # noqa: E402
+from evidence_lib._measure import cl100k_tokens  # noqa: E402
 
 #: Well under Claude Code's ~10K-token warning.
 MAX_REPLY_TOKENS = 8_000

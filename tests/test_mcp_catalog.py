@@ -16,9 +16,9 @@ from mcp.shared.exceptions import McpError  # noqa: E402
 from mcp_kit import BOB_TOKEN, LIMITS, TRANSPORTS, ask, corpus, mcp_session, task_of, tokens, \
     write_corpus  # noqa: E402, F401 - corpus and tokens are fixtures
 
-from evidence_lib.answers import SYSTEM_PROMPTS  # noqa: E402
-from evidence_lib.ledger import Budget  # noqa: E402
-from evidence_lib.paging import MAX_PAGE_CHARS  # noqa: E402
+from evidence_lib._answers import SYSTEM_PROMPTS  # noqa: E402
+from evidence_lib._ledger import Budget  # noqa: E402
+from evidence_lib._paging import MAX_PAGE_CHARS  # noqa: E402
 
 PAGE = "evidence://page/{task}/{doc_id}/{offset}/{limit}"
 
@@ -140,9 +140,9 @@ async def test_a_forbidden_page_is_refused_like_a_missing_one(corpus: Path, toke
 
 
 def test_a_document_one_may_discover_but_not_read_shows_its_doc_id_only(corpus: Path) -> None:
-    from evidence_lib.access import Access, Principal
+    from evidence_lib._access import Access, Principal
     from evidence_lib.integrations.mcp import build_server, fixed_source
-    from evidence_lib.retrieval.folder import FolderSource
+    from evidence_lib.retrieval._folder import FolderSource
 
     grants = {"payroll": Access("acme", frozenset({"group:finance"}), frozenset({"*"}))}
     bob = Principal("acme", "bob")

@@ -26,11 +26,11 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp_kit import ALICE_TOKEN, BOB_TOKEN, LIMITS, ROOT, ask, corpus, http_server, task_of, \
     tokens  # noqa: E402, F401 - corpus and tokens are fixtures
 
-from evidence_lib.access import Access, Principal  # noqa: E402
-from evidence_lib.eval.run import bm25_source, load_corpus  # noqa: E402
-from evidence_lib.ledger import Budget, Ledger  # noqa: E402
-from evidence_lib.toolkit import run_tool_call  # noqa: E402
-from evidence_lib.tools import evidence_tools  # noqa: E402
+from evidence_lib._access import Access, Principal  # noqa: E402
+from evidence_lib.eval._run import bm25_source, load_corpus  # noqa: E402
+from evidence_lib._ledger import Budget, Ledger  # noqa: E402
+from evidence_lib._toolkit import run_tool_call  # noqa: E402
+from evidence_lib._tools import evidence_tools  # noqa: E402
 
 NODE_BIN = ROOT / "build" / "mcp-node" / "node_modules" / ".bin"
 QUESTION = [("search_evidence", {"query": "batch limit"}), ("locate_evidence", {"term": "batch limit"}),
@@ -140,7 +140,7 @@ class CitingReader:
         return AIMessage(self.answer())
 
     def answer(self) -> str:
-        from evidence_lib.answers import format_answer
+        from evidence_lib._answers import format_answer
 
         start = LIMITS.index("The batch")
         quote = "The batch limit is 200 rows per call."

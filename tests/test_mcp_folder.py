@@ -17,9 +17,9 @@ from mcp_kit import LIMITS, TRANSPORTS, ask, corpus, mcp_session, task_of, write
     tokens  # noqa: E402, F401 - corpus and tokens are fixtures
 
 from evidence_lib.__main__ import main as cli_main  # noqa: E402
-from evidence_lib.answers import format_answer  # noqa: E402
-from evidence_lib.index import sha256_hex  # noqa: E402
-from evidence_lib.retrieval.corpora import folder_corpus  # noqa: E402
+from evidence_lib._answers import format_answer  # noqa: E402
+from evidence_lib._index import sha256_hex  # noqa: E402
+from evidence_lib.retrieval._corpora import folder_corpus  # noqa: E402
 
 QUOTE = "The batch limit is 200 rows per call."
 START = LIMITS.index(QUOTE)
@@ -144,9 +144,9 @@ def test_help_says_which_files_are_served(capsys) -> None:
 
 def _bob_replies(folder: Path, edit_hidden: bool) -> list[tuple[str, bool]]:
     """Bob's replies to one sequence of calls; between them, ``payroll`` (which he may not see) is edited or not."""
-    from evidence_lib.access import Access, Principal
+    from evidence_lib._access import Access, Principal
     from evidence_lib.integrations.mcp import build_server, fixed_source
-    from evidence_lib.retrieval.folder import FolderSource
+    from evidence_lib.retrieval._folder import FolderSource
 
     bob = Principal("acme", "bob")
     grants = {"payroll": Access("acme", frozenset({"group:finance"}))}

@@ -18,16 +18,16 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -
 from mcp_kit import ALICE_TOKEN, BOB_TOKEN, LIMITS, write_corpus, write_tokens  # noqa: E402
 
 from evidence_lib.__main__ import main as cli_main  # noqa: E402
-from evidence_lib.access import Principal  # noqa: E402
-from evidence_lib.answers import format_answer  # noqa: E402
-from evidence_lib.eval.run import load_corpus  # noqa: E402
-from evidence_lib.index import EvidenceIndex  # noqa: E402
+from evidence_lib._access import Principal  # noqa: E402
+from evidence_lib._answers import format_answer  # noqa: E402
+from evidence_lib.eval._run import load_corpus  # noqa: E402
+from evidence_lib._index import EvidenceIndex  # noqa: E402
 from evidence_lib.integrations.mcp import build_server, fixed_source, load_config  # noqa: E402
 from evidence_lib.integrations.mcp._cli import _source  # noqa: E402
 from evidence_lib.integrations.mcp._server import MAX_ANSWER_CHARS, MAX_TASKS_PER_PRINCIPAL  # noqa: E402
-from evidence_lib.ledger import Budget, Ledger  # noqa: E402
-from evidence_lib.toolkit import run_tool_call  # noqa: E402
-from evidence_lib.tools import evidence_tools  # noqa: E402
+from evidence_lib._ledger import Budget, Ledger  # noqa: E402
+from evidence_lib._toolkit import run_tool_call  # noqa: E402
+from evidence_lib._tools import evidence_tools  # noqa: E402
 
 ALICE = Principal("acme", "alice", frozenset({"finance"}))
 BOB = Principal("acme", "bob")
@@ -240,7 +240,7 @@ def store_where(request, tmp_path: Path):
     if request.param == "sqlite":
         yield str(tmp_path / "evidence.db")
         return
-    from evidence_lib.store.postgres import scratch_schema
+    from evidence_lib.store._postgres import scratch_schema
 
     with scratch_schema(os.environ["EVIDENCE_PG_DSN"], "mcp") as dsn:
         yield dsn

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 import tiktoken
 
-from evidence_lib import Size, approx_tokens, cl100k, cl100k_tokens, reduction_percent, size_table, utf8_bytes
-from evidence_lib import measure
+from evidence_lib import Size, cl100k_tokens, utf8_bytes
+from evidence_lib._measure import approx_tokens, cl100k, reduction_percent, size_table
+from evidence_lib import _measure as measure
 from evidence_lib.course.article import FILLER
 
 SAMPLES = [
@@ -108,7 +109,7 @@ def test_cl100k_tokens_work_with_network_disabled(tmp_path):
         socket.socket.connect = no_network
         socket.create_connection = no_network
         socket.getaddrinfo = no_network
-        from evidence_lib.measure import cl100k_tokens
+        from evidence_lib._measure import cl100k_tokens
         print(cl100k_tokens("hello world"), cl100k_tokens("批处理任务需保留执行批次和日志编号。"))
         """
     )

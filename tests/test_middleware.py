@@ -19,12 +19,12 @@ from langgraph.types import Command  # noqa: E402
 
 from evidence_lib import ManualClock, Principal  # noqa: E402
 from evidence_lib.course.readers import PolicyChatModel, ScriptedChatModel  # noqa: E402
-from evidence_lib.audit.checker import check_history
-from evidence_lib.audit.report import audit  # noqa: E402
-from evidence_lib.integrations.langchain.middleware import OWN_TOOLS, EvidenceMiddleware  # noqa: E402
-from evidence_lib.integrations.langchain.offload_reader import HandleReader  # noqa: E402
-from evidence_lib.measure import cl100k_tokens  # noqa: E402
-from evidence_lib.offload import HANDLE_MAX_TOKENS  # noqa: E402
+from evidence_lib.audit._checker import check_history
+from evidence_lib.audit._report import audit  # noqa: E402
+from evidence_lib.integrations.langchain._middleware import OWN_TOOLS, EvidenceMiddleware  # noqa: E402
+from evidence_lib.course.offload_reader import HandleReader  # noqa: E402
+from evidence_lib._measure import cl100k_tokens  # noqa: E402
+from evidence_lib.store._offload import HANDLE_MAX_TOKENS  # noqa: E402
 from evidence_lib.store import MemoryStore  # noqa: E402
 
 ALICE = Principal("acme", "alice")
@@ -203,7 +203,7 @@ def test_the_reads_are_charged_to_one_task_budget_in_the_store(clock):
 
 
 def test_a_result_the_store_cannot_keep_becomes_a_refusal_and_the_agent_goes_on(mw, monkeypatch):
-    import evidence_lib.offload as offload_module
+    import evidence_lib.store._offload as offload_module
 
     monkeypatch.setattr(offload_module, "MAX_STORED_BYTES", 1_000)  # a small store limit, for a quick test
     messages = run(mw, HandleReader({"name": "get_logs", "args": {"service": "payments"}}, "ERROR payment"))

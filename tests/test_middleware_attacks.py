@@ -26,15 +26,15 @@ from langgraph.types import Command  # noqa: E402
 
 from evidence_lib import ManualClock, Principal  # noqa: E402
 from evidence_lib.course.readers import PolicyChatModel, ScriptedChatModel  # noqa: E402
-from evidence_lib.audit.checker import check_history
-from evidence_lib.audit.report import audit  # noqa: E402
-from evidence_lib.integrations.langchain.middleware import EvidenceMiddleware  # noqa: E402
-from evidence_lib.integrations.langchain.offload_reader import HandleReader  # noqa: E402
-from evidence_lib.citations import Citation  # noqa: E402
-from evidence_lib.index import MAX_STORED_BYTES  # noqa: E402
-from evidence_lib.ledger import Budget  # noqa: E402
-from evidence_lib.measure import cl100k, cl100k_tokens  # noqa: E402
-from evidence_lib.offload import HANDLE_MAX_TOKENS, OffloadShelf, offload  # noqa: E402
+from evidence_lib.audit._checker import check_history
+from evidence_lib.audit._report import audit  # noqa: E402
+from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware  # noqa: E402
+from evidence_lib.course.offload_reader import HandleReader  # noqa: E402
+from evidence_lib._citations import Citation  # noqa: E402
+from evidence_lib._index import MAX_STORED_BYTES  # noqa: E402
+from evidence_lib._ledger import Budget  # noqa: E402
+from evidence_lib._measure import cl100k, cl100k_tokens  # noqa: E402
+from evidence_lib.store._offload import HANDLE_MAX_TOKENS, OffloadShelf, offload  # noqa: E402
 from evidence_lib.store import MemoryStore, SQLiteStore  # noqa: E402
 from middleware_kit import (ALICE, ANSWER, BIG, LOG, MARKER, START, T0, answer_citing, call, clock,  # noqa: E402,F401
                              get_logs, seen, store, tool_messages)

@@ -21,12 +21,12 @@ from langchain_core.tools import tool  # noqa: E402
 
 from evidence_lib import ManualClock, Principal  # noqa: E402
 from evidence_lib.course.readers import PolicyChatModel, ScriptedChatModel  # noqa: E402
-from evidence_lib.integrations.langchain.middleware import RUN_KEY, EvidenceMiddleware  # noqa: E402
-from evidence_lib.integrations.langchain.offload_reader import HandleReader  # noqa: E402
-from evidence_lib.errors import EvidenceError  # noqa: E402
-from evidence_lib.ledger import Budget  # noqa: E402
-from evidence_lib.measure import cl100k_tokens  # noqa: E402
-from evidence_lib.offload import HANDLE_MAX_TOKENS  # noqa: E402
+from evidence_lib.integrations.langchain._middleware import RUN_KEY, EvidenceMiddleware  # noqa: E402
+from evidence_lib.course.offload_reader import HandleReader  # noqa: E402
+from evidence_lib._errors import EvidenceError  # noqa: E402
+from evidence_lib._ledger import Budget  # noqa: E402
+from evidence_lib._measure import cl100k_tokens  # noqa: E402
+from evidence_lib.store._offload import HANDLE_MAX_TOKENS  # noqa: E402
 from evidence_lib.store import MemoryStore, SQLiteStore  # noqa: E402
 from middleware_kit import (ALICE, ANSWER, BIG, LOG, MARKER, START, T0, answer_citing, call, clock,  # noqa: E402,F401
                              get_logs, seen, store, tool_messages)
@@ -148,7 +148,7 @@ def test_runs_of_one_task_share_its_budget(store):
 
 def test_the_latest_runs_tools_ledger_and_shelf_stay_usable_outside_the_agent(clock):
     # notebook 12 and workshop part 8: offload, then read with mw.tools and look at mw.ledger and mw.shelf
-    from evidence_lib.toolkit import run_tool_call, tool_call
+    from evidence_lib._toolkit import run_tool_call, tool_call
 
     mw = EvidenceMiddleware(MemoryStore(clock), ALICE, session="s1")
     handle, _ = offload_log(mw)
@@ -364,7 +364,7 @@ def test_a_run_evicted_from_the_cache_keeps_its_budget_and_listing_when_resumed(
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.types import Command
 
-    from evidence_lib.integrations.langchain import middleware as module
+    from evidence_lib.integrations.langchain import _middleware as module
 
     monkeypatch.setattr(module, "MAX_RUNS", 1)
     mw = EvidenceMiddleware(store, ALICE, session="s1", budget=Budget(max_calls=2))
@@ -417,7 +417,7 @@ def test_a_token_counter_given_to_the_middleware_decides_what_is_offloaded(clock
 
 
 def test_the_content_block_helpers_live_in_their_own_module():
-    from evidence_lib.integrations.langchain import blocks, middleware
+    from evidence_lib.integrations.langchain import _blocks as blocks, _middleware as middleware
 
     assert middleware.model_text is blocks.model_text and middleware.MEDIA_BLOCKS is blocks.MEDIA_BLOCKS
     assert blocks.model_text([{"type": "text", "text": "a"}, {"type": "image", "base64": "iVBO"}]) == (
@@ -425,7 +425,7 @@ def test_the_content_block_helpers_live_in_their_own_module():
 
 
 def test_the_middleware_ttl_defaults_to_the_result_ttl(clock):
-    from evidence_lib.offload import DEFAULT_RESULT_TTL
+    from evidence_lib.store._offload import DEFAULT_RESULT_TTL
 
     assert EvidenceMiddleware(MemoryStore(clock), ALICE).ttl == DEFAULT_RESULT_TTL
 

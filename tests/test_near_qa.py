@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import build_near_qa as near  # noqa: E402
 
-qa_check = near.kqa.load_qa_check()   # evidence_lib/eval/qa_check.py by path, as the build script loads it
+qa_check = near.kqa.load_qa_check()   # evidence_lib/eval/_qa_check.py by path, as the build script loads it
 
 SMALL = 12   # one question per (bucket, side, far) stratum
 DOCS = 120

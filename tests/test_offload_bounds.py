@@ -8,8 +8,8 @@ import random
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evidence_lib import ManualClock, Principal
-from evidence_lib.measure import cl100k_tokens
-from evidence_lib.offload import HANDLE_MAX_TOKENS, OffloadShelf, count_tokens_over, json_sections, offload
+from evidence_lib._measure import cl100k_tokens
+from evidence_lib.store._offload import HANDLE_MAX_TOKENS, OffloadShelf, count_tokens_over, json_sections, offload
 from evidence_lib.store import MemoryStore
 from datetime import datetime, timezone
 
@@ -126,8 +126,8 @@ def test_characters_no_store_can_keep_are_replaced_in_place_and_said_so():
 
 
 def test_a_result_over_the_store_limit_is_refused_before_anything_is_written():
-    from evidence_lib.errors import EvidenceError
-    from evidence_lib.index import MAX_STORED_BYTES
+    from evidence_lib._errors import EvidenceError
+    from evidence_lib._index import MAX_STORED_BYTES
 
     store = MemoryStore(ManualClock(T0))
     shelf = OffloadShelf(store, ALICE, "s1")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from evidence_lib.measure import cl100k_tokens
+from evidence_lib._measure import cl100k_tokens
 
 REPO = Path(__file__).resolve().parents[1]
 ANSWER = "2026-11-30T12:00:00Z ERROR payment-7 timeout after 30s"

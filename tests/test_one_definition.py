@@ -61,13 +61,6 @@ def test_every_pending_rename_is_still_needed():
     assert PENDING_RENAMES <= set(names_with_two_values())
 
 
-def test_renamed_constants_keep_their_old_public_names():
-    from evidence_lib import offload, store
-
-    assert offload.DEFAULT_TTL == offload.DEFAULT_RESULT_TTL
-    assert store.DEFAULT_TTL == store.DEFAULT_STORE_TTL
-
-
 # -- one CJK table ----------------------------------------------------------------------------------------------
 #: Word characters from every kind the table covers and from around it: Latin, Cyrillic, Han (the Unified block,
 #: Extensions A and B, compatibility), kana (and the Kana Supplement), bopomofo, hangul syllables and jamo, fullwidth
@@ -78,20 +71,20 @@ SAMPLE = ("a", "Z", "é", "Ж", "7", "_", "中", "\u3400", "\U00020000", "\U0002
 
 def _bm25_cjk(ch: str) -> bool:
     """Whether BM25 takes ``ch`` as a CJK character: a doubled one gives its single character as a token."""
-    from evidence_lib.retrieval.bm25 import tokenize
+    from evidence_lib.retrieval._bm25 import tokenize
 
     return ch.lower() in tokenize(ch * 2)
 
 
 def _profiles_cjk(ch: str) -> bool:
     """Whether the compact profile ranks ``ch`` as CJK: a run of three gives character pairs, not one word."""
-    from evidence_lib.profiles import query_words
+    from evidence_lib.profiles._compact import query_words
 
     return (ch * 2).lower() in query_words(ch * 3)
 
 
 def test_bm25_tokenizes_fullwidth_letters_and_extension_b_ideographs():
-    from evidence_lib.retrieval.bm25 import tokenize
+    from evidence_lib.retrieval._bm25 import tokenize
 
     assert tokenize("ＡＢ") == ["ａ", "ｂ", "ａｂ"]
     assert tokenize("\U00020000\U00020001") == ["\U00020000", "\U00020001", "\U00020000\U00020001"]
@@ -101,14 +94,14 @@ def test_bm25_tokenizes_fullwidth_letters_and_extension_b_ideographs():
 def test_bm25_finds_a_document_by_an_extension_b_ideograph():
     from langchain_core.documents import Document as LCDocument
 
-    from evidence_lib.retrieval.bm25 import BM25Retriever
+    from evidence_lib.retrieval._bm25 import BM25Retriever
 
     docs = [LCDocument("姓氏\U00020000见于古籍", id="a"), LCDocument("姓氏见于古籍", id="b")]
     assert [d.id for d in BM25Retriever(documents=docs, k=1).invoke("\U00020000")] == ["a"]
 
 
 def test_locate_profiles_and_bm25_agree_on_what_is_cjk():
-    from evidence_lib.locate import is_cjk
+    from evidence_lib._locate import is_cjk
 
     word = [ch for ch in SAMPLE if ch.isalnum() or ch == "_"]
     verdicts = {ch: (is_cjk(ch), _profiles_cjk(ch), _bm25_cjk(ch)) for ch in word}
@@ -117,7 +110,7 @@ def test_locate_profiles_and_bm25_agree_on_what_is_cjk():
 
 
 def test_the_cjk_table_is_defined_in_one_module():
-    assert "CJK_RANGES" not in {n for p in PACKAGE.rglob("*.py") if p.name != "text.py" for n in _constants(p)}
+    assert "CJK_RANGES" not in {n for p in PACKAGE.rglob("*.py") if p.name != "_text.py" for n in _constants(p)}
     assert "_CJK" not in names_with_two_values() and not any("_CJK" in _constants(p) for p in PACKAGE.rglob("*.py"))
 
 
@@ -131,15 +124,15 @@ def _shelf():
     from datetime import datetime, timezone
 
     from evidence_lib import ManualClock, Principal
-    from evidence_lib.offload import OffloadShelf
+    from evidence_lib.store._offload import OffloadShelf
     from evidence_lib.store import MemoryStore
 
     return OffloadShelf(MemoryStore(ManualClock(datetime(2026, 1, 1, tzinfo=timezone.utc))), Principal("t", "alice"))
 
 
 def test_offload_decides_and_bounds_with_the_injected_token_counter():
-    from evidence_lib.measure import cl100k_tokens
-    from evidence_lib.offload import HANDLE_MAX_TOKENS, offload
+    from evidence_lib._measure import cl100k_tokens
+    from evidence_lib.store._offload import HANDLE_MAX_TOKENS, offload
 
     text = "word " * 200  # 1,000 characters, 200 cl100k tokens
     assert cl100k_tokens(text) <= 500 < characters(text)
@@ -149,8 +142,8 @@ def test_offload_decides_and_bounds_with_the_injected_token_counter():
 
 
 def test_count_tokens_over_counts_with_the_injected_counter():
-    from evidence_lib.measure import cl100k_tokens
-    from evidence_lib.offload import count_tokens_over
+    from evidence_lib._measure import cl100k_tokens
+    from evidence_lib.store._offload import count_tokens_over
 
     assert count_tokens_over("word " * 20, 50) == cl100k_tokens("word " * 20) < 50
     assert count_tokens_over("word " * 20, 50, characters) is None
@@ -158,7 +151,7 @@ def test_count_tokens_over_counts_with_the_injected_counter():
 
 
 def test_offload_has_no_token_counter_of_its_own():
-    tree = ast.parse((PACKAGE / "offload.py").read_text(encoding="utf-8"))
+    tree = ast.parse((PACKAGE / "store" / "_offload.py").read_text(encoding="utf-8"))
     tokenizing = [ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Call)
                   and ("cl100k" in ast.unparse(n.func) or any(k.arg == "disallowed_special" for k in n.keywords))]
     assert tokenizing == []
@@ -172,7 +165,7 @@ def _backend_classes() -> list[type]:
 
 
 def _interface() -> dict[str, object]:
-    from evidence_lib.store.base import StoreBackend
+    from evidence_lib.store._base import StoreBackend
 
     return {name: f for name, f in vars(StoreBackend).items() if callable(f) and not name.startswith("__")}
 
@@ -186,7 +179,7 @@ def test_the_backend_interface_is_public_and_says_what_each_method_does():
 def test_every_backend_implements_every_method_of_the_interface():
     import inspect
 
-    from evidence_lib.store.base import StoreBackend
+    from evidence_lib.store._base import StoreBackend
 
     for cls in _backend_classes():
         assert not inspect.isabstract(cls), cls

@@ -25,8 +25,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa
 from evidence_lib import (Budget, Document, EvidenceIndex, Ledger, ManualClock, Principal, evidence_tools,  # noqa: E402
                           run_tool_call)
 from evidence_lib.course.readers import ScriptedChatModel  # noqa: E402
-from evidence_lib.integrations.langchain.harness import evidence_middleware  # noqa: E402
-from evidence_lib.integrations.langchain.middleware import EvidenceMiddleware  # noqa: E402
+from evidence_lib.integrations.langchain._harness import evidence_middleware  # noqa: E402
+from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware  # noqa: E402
 from gates import Gate, GatedIndex  # noqa: E402
 from store.storekit import T0, open_spec, pg_dsn  # noqa: E402
 
@@ -69,7 +69,7 @@ def spec(request, tmp_path):
     elif request.param == "sqlite":
         yield ("sqlite", str(tmp_path / "store.db"))
     else:
-        from evidence_lib.store.postgres import scratch_schema
+        from evidence_lib.store._postgres import scratch_schema
 
         with scratch_schema(pg_dsn(), "par") as where:
             yield ("postgres", where)

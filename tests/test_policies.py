@@ -11,18 +11,20 @@ from typing import Any
 
 import pytest
 
-from evidence_lib import ANSWER, Budget, Citation, EvidenceIndex, ReadRecord, article_corpus, verify_citation
-from evidence_lib.integrations.langchain.loop import LoopRules
-from evidence_lib.answers import parse_answer
-from evidence_lib.audit.history import Step, steps
-from evidence_lib.integrations.langchain.loop import stop_rule
+from evidence_lib import Budget, Citation, EvidenceIndex, ReadRecord, verify_citation
+from evidence_lib.course.article import ANSWER, article_corpus
+from evidence_lib.integrations.langchain._loop import LoopRules
+from evidence_lib._answers import parse_answer
+from evidence_lib.audit._history import Step, steps
+from evidence_lib.integrations.langchain._loop import stop_rule
 from evidence_lib.course.readers import (CarefulReader, InstructionFollower, Seen, careful_answer, careful_citations,
                                          careful_policy)
 from evidence_lib.course.tasks import ARTICLE_TERMS, moved_corpus, run_reader
-from evidence_lib.eval import answer_citation, data_path, shown_ranges
-from evidence_lib.eval import flows
-from evidence_lib.eval.run import evaluate, load_corpus, load_qa
-from evidence_lib.profiles import Excerpt
+from evidence_lib.eval import answer_citation, data_path
+from evidence_lib.eval._answered import shown_ranges
+from evidence_lib.eval import _flows as flows
+from evidence_lib.eval._run import evaluate, load_corpus, load_qa
+from evidence_lib import Excerpt
 
 ROOT = Path(__file__).resolve().parents[1]
 TERM = ARTICLE_TERMS[0]
@@ -117,7 +119,7 @@ def test_stop_rule_follows_the_idle_limit_of_the_rules():
 
 # -- the eval's rule for "answered" ------------------------------------------------------------------------------
 def _previous_citable(corpus: EvidenceIndex, item: Mapping[str, Any], seen: Sequence[Excerpt]) -> Citation | None:
-    """evidence_lib.eval.flows.citable as it was before issue 18 (commit c4cbccd), the reference."""
+    """evidence_lib.eval._flows.citable as it was before issue 18 (commit c4cbccd), the reference."""
     mine = sorted((x for x in seen if x.doc_id == item["doc_id"]), key=lambda x: (x.start, x.end))
     merged: list[list[Any]] = []
     for x in mine:
@@ -211,4 +213,4 @@ def test_the_notebook_imports_and_prints_no_private_code(name):
     shown = re.findall(r"getsource\(([^)]*)\)", code)
     assert shown and not [s for s in shown if re.search(r"(^|\.)_", s)], shown
     assert not [s for s in shown if s.endswith("run_loop")], "the loop's plumbing is not the lesson"
-    assert "evidence_lib.eval.flows" not in code, "the eval's check is imported from evidence_lib.eval"
+    assert "evidence_lib.eval._flows" not in code, "the eval's check is imported from evidence_lib.eval"

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from conftest import files_opened
 from evidence_lib import Document, EvidenceError, EvidenceIndex, evidence_tools
-from evidence_lib.locate import nfc_with_map
-from evidence_lib.tools import run_tool_call, tool_call
+from evidence_lib._locate import nfc_with_map
+from evidence_lib._tools import run_tool_call, tool_call
 
 SPECIALS = [
     "\r\n", "\r", "\n", "\u200b", "\u200c", "\u200d", "\ufeff", "\u2028",

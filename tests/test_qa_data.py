@@ -1,4 +1,4 @@
-"""The shipped evaluation QA data and its checker (evidence_lib/eval/qa_check.py)."""
+"""The shipped evaluation QA data and its checker (evidence_lib/eval/_qa_check.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_lib.eval.qa_check import DATA_DIR, check_items, corpus_sha256, folder_corpus, pydoc_corpus, summarize
+from evidence_lib.eval._qa_check import DATA_DIR, check_items, corpus_sha256, folder_corpus, pydoc_corpus, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 PYDOC_QA = DATA_DIR / "pydoc_qa.json"

@@ -16,13 +16,13 @@ from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 
 from evidence_lib import EvidenceIndex, evidence_tools
-from evidence_lib.access import Access, Principal
-from evidence_lib.documents import Document
-from evidence_lib.eval.flows import protocol_flow
-from evidence_lib.profiles.compact import PARTIAL_NOTE
+from evidence_lib._access import Access, Principal
+from evidence_lib._documents import Document
+from evidence_lib.eval._flows import protocol_flow
+from evidence_lib.profiles._compact import PARTIAL_NOTE
 from evidence_lib.retrieval import BM25Retriever
-from evidence_lib.retrieval.snapshot import RetrieverSource
-from evidence_lib.toolkit import run_tool_call, tool_call
+from evidence_lib.retrieval._snapshot import RetrieverSource
+from evidence_lib._toolkit import run_tool_call, tool_call
 
 QUESTION = "How many archived reports does the spool directory keep?"
 TERM = "rotation"

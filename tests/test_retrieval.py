@@ -10,12 +10,14 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 
-from evidence_lib import (Access, Budget, EvidenceIndex, Ledger, Principal, article_corpus, evidence_tools,
-                          run_tool_call, tool_call, utf8_bytes, verify_citation)
+from evidence_lib import Access, Budget, EvidenceIndex, Ledger, Principal, evidence_tools, run_tool_call, tool_call, utf8_bytes, verify_citation
+from evidence_lib.course.article import article_corpus
 from evidence_lib.course.experiment import run_article
-from evidence_lib.profiles import excerpts, window
-from evidence_lib.retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus, recall_at_k, tokenize
-from evidence_lib.tools import MAX_MANIFEST_BYTES
+from evidence_lib.profiles import excerpts
+from evidence_lib.profiles._compact import window
+from evidence_lib.retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus, recall_at_k
+from evidence_lib.retrieval._bm25 import tokenize
+from evidence_lib._tools import MAX_MANIFEST_BYTES
 
 ALICE = Principal("acme", "alice")
 
@@ -168,8 +170,8 @@ def test_retriever_source_keeps_each_query_snapshot_for_the_operator():
 
 def test_the_pinned_pydoc_corpus_is_the_same_on_every_python():
     """The default corpus is the shipped copy of Python 3.11.7's topics, whatever Python runs the tests."""
-    from evidence_lib.eval.qa_check import corpus_sha256
-    from evidence_lib.retrieval.corpora import PINNED_PYDOC_VERSION
+    from evidence_lib.eval._qa_check import corpus_sha256
+    from evidence_lib.retrieval._corpora import PINNED_PYDOC_VERSION
 
     docs = pydoc_corpus()
     qa = json.loads((Path(__file__).resolve().parents[1] / "evidence_lib/eval/data/pydoc_qa.json").read_text())

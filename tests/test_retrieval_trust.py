@@ -18,7 +18,7 @@ from langchain_core.vectorstores import InMemoryVectorStore
 
 from evidence_lib import Access, Principal, evidence_tools, run_tool_call, tool_call
 from evidence_lib.retrieval import AccessMetadataWarning, BM25Retriever, RetrieverSource
-from evidence_lib.retrieval.snapshot import MAX_FETCH, default_access
+from evidence_lib.retrieval._snapshot import MAX_FETCH, default_access
 
 ALICE, BOB = Principal("acme", "alice"), Principal("acme", "bob")
 SALARY = "Salary of Alice: 250,000 USD\nBonus: 10%, paid in March."

@@ -1,4 +1,4 @@
-"""evidence_lib.spans (issue 24, "one span type for pages, reads, excerpts and citations"): one frozen ``Span`` whose
+"""evidence_lib._spans (issue 24, "one span type for pages, reads, excerpts and citations"): one frozen ``Span`` whose
 constraint (two real integers, ``0 <= start <= end``) is declared once and enforced when a span is built; the range
 types of the library are ``Span`` or thin subclasses that keep their old constructors; a parser never raises on an
 impossible range, it reports a problem."""
@@ -14,15 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import evidence_lib
-from evidence_lib import (Citation, EvidenceError, EvidenceIndex, Ledger, ReadRecord, Span, article_corpus,
-                          evidence_tools)
-from evidence_lib.answers import CitedRange, format_answer, parse_answer
-from evidence_lib.citations import verify_citation
-from evidence_lib.lines import shown_revision
-from evidence_lib.paging import covering, covering_reads
-from evidence_lib.profiles import Excerpt
-from evidence_lib.spans import is_range
-from evidence_lib.tools import run_tool_call, tool_call
+from evidence_lib import Citation, EvidenceError, EvidenceIndex, Ledger, ReadRecord, Span, evidence_tools
+from evidence_lib.course.article import article_corpus
+from evidence_lib._answers import CitedRange, format_answer, parse_answer
+from evidence_lib._citations import verify_citation
+from evidence_lib._lines import shown_revision
+from evidence_lib._paging import covering, covering_reads
+from evidence_lib import Excerpt
+from evidence_lib._spans import is_range
+from evidence_lib._tools import run_tool_call, tool_call
 
 SHA = "a" * 64
 OFFSETS = st.one_of(st.integers(-5, 50), st.booleans(), st.floats(-5, 50), st.none(), st.text(max_size=2))

@@ -11,10 +11,12 @@ langchain_tests = pytest.importorskip("langchain_tests", reason="pip install lan
 from langchain_tests.integration_tests import ToolsIntegrationTests  # noqa: E402
 from langchain_tests.unit_tests import ToolsUnitTests  # noqa: E402
 
-from evidence_lib import (ArtifactStore, EvidenceIndex, ManualClock, Principal, after_sales_catalog,  # noqa: E402
-                          after_sales_toolbox, article_corpus, catalog_tools, discovery_tools, evidence_tools,
-                          logistics_tools)
-from evidence_lib.offload import OffloadShelf  # noqa: E402
+from evidence_lib import EvidenceIndex, ManualClock, Principal, evidence_tools
+from evidence_lib.disclosure import catalog_tools, discovery_tools
+from evidence_lib.store import ArtifactStore, logistics_tools
+from evidence_lib.course.after_sales import after_sales_catalog, after_sales_toolbox
+from evidence_lib.course.article import article_corpus
+from evidence_lib.store._offload import OffloadShelf  # noqa: E402
 from evidence_lib.retrieval import BM25Retriever, pydoc_corpus  # noqa: E402
 from evidence_lib.store import MemoryStore  # noqa: E402
 

@@ -12,7 +12,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from conftest import TOOL_NAMES, body, refusal_code
 from evidence_lib import ERROR_CODES, EvidenceError, error_payload, evidence_tools, to_json
-from evidence_lib.tools import run_tool_call, tool_call
+from evidence_lib._tools import run_tool_call, tool_call
 
 ANSWER = "单批上限为200条，超时设为30秒。"
 READ_KEYS = ["doc_id", "revision", "sha256", "start", "end", "total_chars", "next_offset", "text"]

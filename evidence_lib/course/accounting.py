@@ -20,15 +20,15 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from ..answers import format_answer
-from ..audit.history import steps, text_of
-from ..documents import Document, baseline_dump
-from ..errors import to_json
-from ..measure import Size
+from .._answers import format_answer
+from ..audit._history import steps, text_of
+from .._documents import Document, baseline_dump
+from .._errors import to_json
+from .._measure import Size
 from ..profiles import ARTICLE, profile_of
 from .readers import CarefulReader, sentence_around
 
-__all__ = ["PARTS", "DUMP_SYSTEM_PROMPT", "CONTEXT_PARTS", "Accounting", "CallCost", "DumpReader", "PaddedReader",
+__all__ = ["DUMP_SYSTEM_PROMPT", "CONTEXT_PARTS", "Accounting", "CallCost", "DumpReader", "PaddedReader",
            "account", "break_even", "dump_tools", "padded_totals", "run_dump", "schema_text", "snippet_corpus"]
 
 CONTEXT_PARTS = ("system", "schemas", "user", "tool_args", "tool_outputs", "wrappers", "answer")
@@ -210,7 +210,7 @@ def snippet_corpus() -> list[Document]:
 # -- measured runs: the dump, the protocol, and the protocol padded with reads nobody needed ---------------
 def run_dump(docs: Sequence[Document], terms: Sequence[str], question: str) -> tuple[list[BaseMessage], Accounting]:
     """The baseline conversation (one retrieval of every full text, then the answer), measured."""
-    from ..integrations.langchain.loop import run_loop
+    from ..integrations.langchain._loop import run_loop
     from .readers import PolicyChatModel
 
     tools = dump_tools(docs)
@@ -227,7 +227,7 @@ def padded_totals(root: str | Path, mode: str, extras: Sequence[int], docs: Sequ
     ``profile`` is the tools' reply format (the system prompt follows it).
     """
     from .article import QUESTION
-    from ..integrations.langchain.loop import LoopRules
+    from ..integrations.langchain._loop import LoopRules
     from .tasks import UNLIMITED, run_reader
 
     rules = LoopRules(max_turns=max(extras, default=0) + 8, max_calls_per_message=max(extras, default=0) + 4,
@@ -242,7 +242,3 @@ def padded_totals(root: str | Path, mode: str, extras: Sequence[int], docs: Sequ
                          question=question or QUESTION, profile=profile)
         out.append((n, account(run.messages, run.tools).total))
     return out
-
-
-#: The names these had before issue 24 gave every constant name one value (kept for code that uses them).
-PARTS = CONTEXT_PARTS

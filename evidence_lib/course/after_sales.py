@@ -9,10 +9,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..access import Access
-from ..disclosure.catalog import Catalog, Resource
-from ..disclosure.toolbox import APPROVER, FINANCE, LOGISTICS_LEAD, ToolSpec, Toolbox, tool_spec
-from ..errors import to_json
+from .._access import Access
+from ..disclosure._catalog import Catalog, Resource
+from ..disclosure._toolbox import APPROVER, FINANCE, LOGISTICS_LEAD, ToolSpec, Toolbox, tool_spec
+from .._errors import to_json
 
 TENANT = "shop-a"
 CST = timezone(timedelta(hours=8))

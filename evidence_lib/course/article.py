@@ -1,17 +1,16 @@
 """The article's fixed corpus: 12 candidates, one answer sentence. Introduced in notebook 01.
 
 The Chinese text is byte-exact with the article, because the article's numbers
-(156,982 bytes for the dump, 3,920 bytes for the protocol) depend on it. The generic :class:`Document` and
-:func:`baseline_dump` live in :mod:`evidence_lib.documents`; they are importable from here too because this module
-is what the old path ``evidence_lib.corpus`` names (see :mod:`evidence_lib._renames`).
+(156,982 bytes for the dump, 3,920 bytes for the protocol) depend on it. The documents are
+:class:`evidence_lib.Document` objects.
 """
 
 from __future__ import annotations
 
-from ..documents import Document, baseline_dump
+from .._documents import Document
 
 __all__ = ["ANSWER", "ANSWER_DOC_ID", "FILLER", "FILLER_REPEATS", "NO_ANSWER", "QUESTION", "REVISION", "TITLE_PREFIX",
-           "Document", "article_corpus", "baseline_dump"]
+           "article_corpus"]
 
 #: 批处理任务需保留执行批次和日志编号。 "Batch jobs must keep the execution batch and log number."
 FILLER = "批处理任务需保留执行批次和日志编号。"

@@ -12,12 +12,12 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from ..documents import baseline_dump
-from ..errors import EvidenceError
-from ..index import EvidenceIndex
-from ..measure import Size, reduction_percent
+from .._documents import baseline_dump
+from .._errors import EvidenceError
+from .._index import EvidenceIndex
+from .._measure import Size, reduction_percent
 from ..profiles import COMPACT, profile_of
-from ..tools import evidence_tools, run_tool_call, tool_call
+from .._tools import evidence_tools, run_tool_call, tool_call
 from .article import ANSWER, article_corpus
 
 #: The article's boundary checks: arguments for read_evidence and the code each must produce.
@@ -99,8 +99,8 @@ def _refusal(tool, args: dict[str, Any]) -> str | None:
 
 
 def _run_compact(root: str | Path) -> dict[str, Any]:
-    from ..citations import verify_citation
-    from ..ledger import Budget, Ledger
+    from .._citations import verify_citation
+    from .._ledger import Budget, Ledger
     from ..profiles import excerpts
 
     docs = article_corpus()

@@ -2,7 +2,7 @@
 
 Taught in notebook 10 ("Explore it live"); :mod:`evidence_lib.course.widgets` only wires controls to
 these functions. Nothing here is estimated: every protocol number is the measured content of a
-real ``ToolMessage`` returned by the real tools over an :class:`~evidence_lib.index.EvidenceIndex`
+real ``ToolMessage`` returned by the real tools over an :class:`~evidence_lib._index.EvidenceIndex`
 (a temporary copy of the article corpus unless you pass one). Results are cached per setting, so
 moving a slider back and forth costs one dictionary lookup.
 
@@ -21,11 +21,11 @@ from functools import cache
 
 from langchain_core.messages import ToolMessage
 
-from ..documents import Document, baseline_dump
-from ..index import EvidenceIndex
-from ..ledger import Budget, Ledger
-from ..measure import Size
-from ..tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
+from .._documents import Document, baseline_dump
+from .._index import EvidenceIndex
+from .._ledger import Budget, Ledger
+from .._measure import Size
+from .._tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
 from .article import ANSWER, article_corpus
 
 #: What the scripted model searches for and which literal term it locates (the article's pair).

@@ -254,8 +254,36 @@ def figure3(result: Mapping[str, Any], lang: str = "en") -> Figure:
 SPEND_TITLES = {"chars": "characters returned", "bytes": "UTF-8 bytes returned", "tokens": "cl100k tokens returned"}
 
 
+def plot_ledger(ledger: Any, ax: Any = None, unit: str = "bytes") -> Any:
+    """Cumulative charged spend of ``ledger`` per step, and what entered the context (refusals drawn as crosses),
+    against the budget line, on ``ax`` (a new one if None). Notebook 05; :func:`spend_figure` draws one per unit."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 3.2))
+    total, seen, xs, ys, ctx, refused = 0, 0, [0], [0], [0], []
+    for e in ledger.entries:
+        total += getattr(e, unit) if e.charged else 0
+        seen += getattr(e, unit)
+        xs.append(e.step)
+        ys.append(total)
+        ctx.append(seen)
+        if not e.charged:
+            refused.append((e.step, seen))
+    ax.step(xs, ys, where="post", label=f"charged {unit}")
+    if refused:
+        ax.step(xs, ctx, where="post", color="tab:grey", linestyle=":", label=f"in context ({unit})")
+    limit = ledger.limits().get(unit)
+    if limit is not None:
+        ax.axhline(limit, color="tab:red", linestyle="--", label=f"budget ({limit:,} {unit})")
+    if refused:
+        ax.scatter(*zip(*refused), marker="x", color="tab:red", zorder=3, label="refused (in context, not charged)")
+    ax.set_xlabel("tool call")
+    ax.set_ylabel(unit)
+    ax.legend(loc="lower right")
+    return ax
+
+
 def spend_figure(ledger, units: tuple[str, ...] = ("chars", "tokens")) -> Figure:
-    """One panel per unit of ``ledger.plot`` (charged spend, context, budget line, refusals), side by side.
+    """One panel per unit of :func:`plot_ledger` (charged spend, context, budget line, refusals), side by side.
 
     Notebook 05 draws it. Each panel's legend sits below its axes, never inside them, so it can cover no
     data (it used to hide the refusal crosses); tool calls are whole numbers on the x axis. A pyplot figure:
@@ -267,7 +295,7 @@ def spend_figure(ledger, units: tuple[str, ...] = ("chars", "tokens")) -> Figure
         fig, axes = plt.subplots(1, len(units), figsize=(5.5 * len(units), 4.2), dpi=100, squeeze=False,
                                  layout="constrained")
         for ax, unit in zip(axes[0], units):
-            ledger.plot(ax, unit=unit)
+            plot_ledger(ledger, ax, unit=unit)
             ax.set_title(SPEND_TITLES.get(unit, unit))
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False, fontsize=8.5)

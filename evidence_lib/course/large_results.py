@@ -88,7 +88,7 @@ WEB_TERM = "Comparisons can be chained"
 
 
 def _web() -> tuple[str, str]:
-    from ..retrieval.pinned import pydoc_topics
+    from ..retrieval._pinned import pydoc_topics
 
     topics, _ = pydoc_topics("pinned")
     parts, size = [], 0

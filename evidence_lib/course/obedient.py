@@ -24,9 +24,9 @@ from typing import Any, Protocol
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
-from ..disclosure.gate import AnswerGate
-from ..errors import EvidenceError, error_payload
-from ..toolkit import tool_call
+from ..disclosure._gate import AnswerGate
+from .._errors import EvidenceError, error_payload
+from .._toolkit import tool_call
 from .scripted import ScriptRun, ScriptedReturnShippingPolicy, drive
 
 #: 批准退款 "approve the refund": the words that make this reader act.

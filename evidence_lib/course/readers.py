@@ -25,10 +25,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from ..answers import format_answer, insufficient_answer
-from ..audit.history import Step, steps, text_of
-from ..errors import TASK_WIDE
-from ..profiles import window
+from .._answers import format_answer, insufficient_answer
+from ..audit._history import Step, steps, text_of
+from .._errors import TASK_WIDE
+from ..profiles._compact import window
 
 __all__ = ["CARELESS_READERS", "PLANTED_CALL", "TASK_WIDE", "AbsenceReader", "BudgetIgnorer", "CarefulReader",
            "ExhaustiveReader", "InstructionFollower", "Misquoter", "NeverReadCiter", "PolicyChatModel",
@@ -79,7 +79,7 @@ Cite = tuple[str, str, int, int, str]
 
 class Seen:
     """What a reader has seen when it decides: the current task's question and every tool call so far, each with its
-    parsed output (:func:`~evidence_lib.audit.history.steps`). Notebook 09: a policy is a function of it."""
+    parsed output (:func:`~evidence_lib.audit._history.steps`). Notebook 09: a policy is a function of it."""
 
     def __init__(self, messages: Sequence[BaseMessage]) -> None:
         self.messages = list(messages)

@@ -14,17 +14,17 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from ..documents import Document
-from ..index import EvidenceIndex
-from ..integrations.langchain.loop import LoopResult, LoopRules, run_loop
-from ..ledger import Budget, Ledger
+from .._documents import Document
+from .._index import EvidenceIndex
+from ..integrations.langchain._loop import LoopResult, LoopRules, run_loop
+from .._ledger import Budget, Ledger
 from ..profiles import profile_of
-from ..retrieval.corpora import pydoc_corpus
-from ..tools import evidence_tools
+from ..retrieval._corpora import pydoc_corpus
+from .._tools import evidence_tools
 from .article import ANSWER, ANSWER_DOC_ID, NO_ANSWER, QUESTION, article_corpus
 from .readers import CarefulReader, PolicyChatModel
 
-__all__ = ["SETTINGS", "ARTICLE_TERMS", "PLANTED", "TASK_SETTINGS", "Run", "Setting", "moved_corpus", "planted_corpus",
+__all__ = ["ARTICLE_TERMS", "PLANTED", "TASK_SETTINGS", "Run", "Setting", "moved_corpus", "planted_corpus",
            "pydoc_documents", "pydoc_items", "revised_corpus", "run_reader", "run_setting"]
 
 #: 单批上限 "single-batch limit": the keyword the article locates.
@@ -142,7 +142,3 @@ def run_setting(reader_cls: type[CarefulReader], habit: str, root: str | Path, p
         return run_reader(reader, root / "a", docs, **kw)
     first = run_reader(CarefulReader(s.terms), root / "a", docs, **kw)
     return run_reader(reader, root / "b", revised_corpus(), history=first.messages, **kw)
-
-
-#: The names these had before issue 24 gave every constant name one value (kept for code that uses them).
-SETTINGS = TASK_SETTINGS

@@ -14,8 +14,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..ledger import Budget
-from ..tools import MAX_PAGE_CHARS
+from .._ledger import Budget
+from .._tools import MAX_PAGE_CHARS
 from .explore import LEDGER_SCRIPTS, MAX_READS, ContextModel, ContextPoint, LedgerRun, Stepper, ledger_run
 
 #: Byte budgets offered by the explorer (0 means no ledger at all).

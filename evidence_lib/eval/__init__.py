@@ -1,12 +1,11 @@
 """Evaluation flows that compare the evidence protocol with other ways of reading documents (notebook 08).
 
-:func:`answer_citation` is the rule that makes a protocol flow's answer count (:mod:`.answered`);
-:mod:`.flows` holds the protocol flows and the two choosers (``oracle``, ``overlap``); :mod:`.deepagents_flow`
-the Deep Agents comparison flows (``deepagents``, efficient, and ``deepagents_default``); :mod:`.run` runs them
-side by side (``python -m evidence_lib eval``).
-
-:func:`data_path` finds the QA sets and the Chinese folder corpus that ship with the package, wherever it is
-installed (a clone, a wheel, Colab).
+:func:`evaluate` runs every flow on every question of a QA set side by side (``python -m evidence_lib eval``):
+the protocol flows under the two choosers (:data:`CHOOSERS`: ``oracle``, ``overlap``), a top-5 dump, and LangChain
+Deep Agents' tools (with the ``deepagents`` extra). :func:`load_corpus` and :func:`load_qa` read a corpus and a QA
+file, checked against each other (:class:`QAError`); :func:`answer_citation` is the rule that makes a protocol flow's
+answer count; :data:`MAX_CALLS` is every reading flow's call limit. :func:`data_path` finds the QA sets and the
+Chinese folder corpus that ship with the package, wherever it is installed (a clone, a wheel, Colab).
 """
 
 from __future__ import annotations
@@ -14,17 +13,12 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
-from .answered import answer_citation, shown_ranges
+from ._answered import answer_citation
+from ._flows import CHOOSERS, MAX_CALLS
+from ._run import FLOWS, QAError, evaluate, load_corpus, load_qa
 
-__all__ = ["MAX_CALLS", "answer_citation", "data_path", "shown_ranges"]
-
-
-def __getattr__(name: str) -> object:
-    if name == "MAX_CALLS":  # every reading flow's call limit (:mod:`.flows`, loaded on first use)
-        from .flows import MAX_CALLS
-
-        return MAX_CALLS
-    raise AttributeError(name)
+__all__ = ["CHOOSERS", "FLOWS", "MAX_CALLS", "QAError", "answer_citation", "data_path", "evaluate", "load_corpus",
+           "load_qa"]
 
 
 def data_path(name: str) -> Path:

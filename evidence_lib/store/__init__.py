@@ -5,39 +5,34 @@ The core (notebooks 01-05) never imports this package; psycopg is imported only 
     store = SQLiteStore("evidence.db", clock)                        # or MemoryStore(clock), PostgresStore(dsn, clock)
     snap = store.put_snapshot("acme", "s-1", "batch limit", documents, ttl=timedelta(hours=1))
     tools = evidence_tools(snap, principal, ledger=store.ledger("acme", "s-1", "task-1", Budget()))
+
+:func:`open_store` opens one from where it lives. A store also keeps large results outside the context: an
+:class:`OffloadShelf` holds a run's offloaded tool results (:func:`offload`, notebook 12).
 """
 
 from __future__ import annotations
 
-from .base import CHUNK_CHARS, DEFAULT_STORE_TTL, OVERLAP_CHARS, EvidenceStore, SnapshotKey, system_clock
-from .ledger import StoreLedger
-from .snapshot import StoreSnapshot
-from .memory import MemoryStore
-from .sqlite import SQLiteStore
-from .workspace import ENTRY_PATH, TaskWorkspace
+from typing import Any
 
-__all__ = ["CHUNK_CHARS", "DEFAULT_STORE_TTL", "DEFAULT_TTL", "ENTRY_PATH", "OVERLAP_CHARS", "EvidenceStore",
-           "MemoryStore", "PostgresStore", "SQLiteStore", "SnapshotKey", "StoreLedger", "StoreSnapshot",
-           "TaskWorkspace", "open_store", "system_clock"]
+from ._artifact_store import ArtifactStore, logistics_tools
+from ._base import EvidenceStore
+from ._common import CHUNK_CHARS, OVERLAP_CHARS, system_clock
+from ._ledger import StoreLedger
+from ._memory import MemoryStore
+from ._offload import OffloadShelf, json_sections, offload
+from ._open import open_store
+from ._snapshot import StoreSnapshot
+from ._sqlite import SQLiteStore
+from ._workspace import TaskWorkspace
 
-#: The former name of :data:`DEFAULT_STORE_TTL`, kept importable.
-DEFAULT_TTL = DEFAULT_STORE_TTL
+__all__ = ["CHUNK_CHARS", "OVERLAP_CHARS", "ArtifactStore", "EvidenceStore", "MemoryStore", "OffloadShelf", "PostgresStore",
+           "SQLiteStore", "StoreLedger", "StoreSnapshot", "TaskWorkspace", "json_sections", "logistics_tools", "offload",
+           "open_store", "system_clock"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name == "PostgresStore":  # imported on first use, so psycopg stays optional
-        from .postgres import PostgresStore
+        from ._postgres import PostgresStore
 
         return PostgresStore
-    raise AttributeError(name)
-
-
-def open_store(where: str, clock) -> EvidenceStore:
-    """``":memory:"`` for the memory backend, a ``postgresql://`` DSN for PostgreSQL, else an SQLite file path."""
-    if where == ":memory:":
-        return MemoryStore(clock)
-    if where.startswith(("postgresql://", "postgres://")) or "host=" in where or "dbname=" in where:
-        from .postgres import PostgresStore
-
-        return PostgresStore(where, clock)
-    return SQLiteStore(where, clock)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,7 +27,7 @@ def spec(backend, tmp_path):
     elif backend == "sqlite":
         yield ("sqlite", str(tmp_path / "store.db"))
     else:
-        from evidence_lib.store.postgres import scratch_schema
+        from evidence_lib.store._postgres import scratch_schema
 
         with scratch_schema(pg_dsn(), "t") as where:
             yield ("postgres", where)

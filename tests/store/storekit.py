@@ -41,7 +41,7 @@ def open_spec(spec: tuple[str, str], clock):
         return MemoryStore(clock)
     if backend == "sqlite":
         return SQLiteStore(where, clock)
-    from evidence_lib.store.postgres import PostgresStore
+    from evidence_lib.store._postgres import PostgresStore
 
     return PostgresStore(where, clock)
 

@@ -56,7 +56,8 @@ def test_a_worker_reports_its_own_peak_not_its_large_parents(tmp_path):
     """Issue 16 defect 22: each worker's peak RSS is its own. A parent that first holds ~200 MiB must not make
     its worker report ~200 MiB (getrusage's ru_maxrss survives fork and exec; VmHWM belongs to the new process),
     and two workloads report two figures: a scan that reads a 32 MiB document peaks higher than one that does not."""
-    from evidence_lib import Document, article_corpus
+    from evidence_lib import Document
+    from evidence_lib.course.article import article_corpus
 
     bench = _bench_module()
     small, large = tmp_path / "small", tmp_path / "large"

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evidence_lib import Document, EvidenceError, LocateOptions
-from evidence_lib.locate import find as scan_find, is_cjk
+from evidence_lib._locate import find as scan_find, is_cjk
 from evidence_lib.store import CHUNK_CHARS, OVERLAP_CHARS, StoreSnapshot
-from evidence_lib.store.common import chunk_rows
-from evidence_lib.store.sqlbase import SCHEMA_VERSION
+from evidence_lib.store._common import chunk_rows
+from evidence_lib.store._sqlbase import SCHEMA_VERSION
 
 from .storekit import auto_explain, nodes, open_spec, raw_sql, sqlite_steps, tamper
 

@@ -14,7 +14,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from evidence_lib import Budget, Document, EvidenceIndex, Principal, evidence_tools, run_tool_call, tool_call
-from evidence_lib.integrations.langchain.middleware import EvidenceMiddleware
+from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
 
 from .storekit import round_trips
 

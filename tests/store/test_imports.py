@@ -18,8 +18,8 @@ def test_the_core_never_imports_the_store_or_psycopg():
 
 def test_the_store_imports_psycopg_only_with_the_postgres_backend():
     mods = loaded_after("from evidence_lib.store import MemoryStore, SQLiteStore, open_store")
-    assert "evidence_lib.store.sqlite" in mods and not {m for m in mods if m.startswith("psycopg")}
-    assert "evidence_lib.store.postgres" not in mods
+    assert "evidence_lib.store._sqlite" in mods and not {m for m in mods if m.startswith("psycopg")}
+    assert "evidence_lib.store._postgres" not in mods
 
 
 #: Imports still allowed to close a circle, each with what removes it (none left).

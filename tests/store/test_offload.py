@@ -1,4 +1,4 @@
-"""Offloaded tool results (evidence_lib.offload) on every store backend: handles, owners, expiry, bounded context."""
+"""Offloaded tool results (evidence_lib.store._offload) on every store backend: handles, owners, expiry, bounded context."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from datetime import timedelta
 import pytest
 
 from evidence_lib import Principal
-from evidence_lib.citations import Citation, verify_citation
-from evidence_lib.errors import EvidenceError
-from evidence_lib.ledger import Ledger
-from evidence_lib.measure import cl100k_tokens
-from evidence_lib.offload import HANDLE_MAX_TOKENS, OffloadShelf, offload, owner_session
-from evidence_lib.toolkit import run_tool_call, tool_call
-from evidence_lib.tools import evidence_tools
+from evidence_lib._citations import Citation, verify_citation
+from evidence_lib._errors import EvidenceError
+from evidence_lib._ledger import Ledger
+from evidence_lib._measure import cl100k_tokens
+from evidence_lib.store._offload import HANDLE_MAX_TOKENS, OffloadShelf, offload, owner_session
+from evidence_lib._toolkit import run_tool_call, tool_call
+from evidence_lib._tools import evidence_tools
 
 ALICE = Principal("acme", "alice")
 BOB = Principal("acme", "bob")

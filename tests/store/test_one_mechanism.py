@@ -2,7 +2,7 @@
 
 Before, ``put_artifact`` kept its own ``artifacts`` table (and the memory backend its own dict) beside the snapshots
 the offload shelf uses. Now an artifact is a snapshot of one document whose query is
-:func:`~evidence_lib.store.common.artifact_query` of its id: it is read back through the snapshot's verified chunks,
+:func:`~evidence_lib.store._common.artifact_query` of its id: it is read back through the snapshot's verified chunks,
 expires, is cleaned up and deleted with its session like any snapshot, and a schema v5 store's artifact rows are
 moved into snapshots when it is opened (schema v6).
 """
@@ -22,7 +22,7 @@ HOUR = timedelta(hours=1)
 
 def artifact_snapshot(estore, tenant: str, session: str, artifact_id: str):
     """The published snapshot row holding ``artifact_id`` (None if there is none)."""
-    from evidence_lib.store.common import SnapshotKey, artifact_query
+    from evidence_lib.store._common import SnapshotKey, artifact_query
 
     return estore.lookup_snapshot(SnapshotKey(tenant, session, artifact_query(artifact_id)))
 
@@ -57,7 +57,7 @@ def test_a_tampered_artifact_chunk_is_refused(spec, estore):
 
 def test_put_snapshot_refuses_the_reserved_artifact_prefix(estore):
     from evidence_lib import Document
-    from evidence_lib.store.common import artifact_query
+    from evidence_lib.store._common import artifact_query
 
     h = estore.put_artifact("acme", "s-1", "kept")
     for attempt in (lambda: estore.put_snapshot("acme", "s-1", artifact_query(h["artifact_id"]),
@@ -86,7 +86,7 @@ def test_a_schema_v5_stores_artifact_rows_become_snapshots_when_it_is_opened(spe
     """The v6 migration: artifact rows of a v5 store are readable afterwards, through snapshots, and the
     ``artifacts`` table is gone; a row whose content no longer matches its sha256 stays refused."""
     open_spec(spec, clock).close()  # the current schema, then put back what a v5 store had
-    from evidence_lib.store.common import sha256_text, to_us
+    from evidence_lib.store._common import sha256_text, to_us
 
     now = to_us(T0)
     created, expires = now, now + 3_600_000_000

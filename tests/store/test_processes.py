@@ -17,7 +17,7 @@ from datetime import timedelta
 import pytest
 
 from evidence_lib import Access, Budget, Document, EvidenceError, Principal
-from evidence_lib.store import ENTRY_PATH
+from evidence_lib.store._workspace import ENTRY_PATH
 
 from . import workers
 from .storekit import open_spec, raw_sql

@@ -15,8 +15,8 @@ from datetime import timedelta
 import pytest
 
 from evidence_lib import Budget, Document, EvidenceError, Principal, evidence_tools, run_tool_call, tool_call
-from evidence_lib.integrations.langchain.middleware import EvidenceMiddleware
-from evidence_lib.offload import offload, owner_session
+from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
+from evidence_lib.store._offload import offload, owner_session
 
 from .storekit import open_spec, raw_sql, round_trips
 
@@ -40,7 +40,7 @@ def test_delete_session_removes_the_middlewares_results_and_task_ledgers_of_ever
     estore.put_snapshot("acme", "s-1", "q", [Document("d1", "t", "r1", "plain session text")])
     keep, kept = offloaded(estore, ALICE, "s-10")  # another session of the same user, sharing a prefix
     other_tenant, _ = offloaded(estore, Principal("globex", "alice"), "s-1")
-    # workspaces: alice's and bob's run listings (evidence_lib.offload.run_session)
+    # workspaces: alice's and bob's run listings (evidence_lib.store._offload.run_session)
     assert estore.delete_session("acme", "s-1") == {"snapshots": 3, "artifacts": 0, "ledgers": 2, "workspaces": 2}
     with pytest.raises(EvidenceError, match="unknown_doc_id"):
         alice.shelf.entry(handle, ALICE)
@@ -167,7 +167,7 @@ def test_a_store_ledger_never_reloads_its_history_per_call(estore):
 def test_each_chunk_is_verified_once_per_locate(estore, monkeypatch):
     """A compact locate over 12 matching one-chunk documents hashes each chunk once and, for the wrapped scan, each
     document's whole text once: 24 hashes (it made 72 chunk hash checks)."""
-    from evidence_lib.store import snapshot
+    from evidence_lib.store import _snapshot as snapshot
 
     tools = tools_on(estore, corpus(12))
     hashed: list[str] = []

@@ -22,7 +22,7 @@ from importlib import import_module
 
 from .core import ____, Exercise, Hint, Result, Solution, is_placeholder
 
-__all__ = ["PARTS", "WORKSHOP_PARTS", "Exercise", "Hint", "Result", "Solution", "____", "all_exercises", "exercise", "is_placeholder"]
+__all__ = ["WORKSHOP_PARTS", "Exercise", "Hint", "Result", "Solution", "____", "all_exercises", "exercise", "is_placeholder"]
 
 #: Module name of each part, in workshop order.
 WORKSHOP_PARTS = ("part1", "part2", "part3", "part4", "part5", "part6", "part7", "part8", "part9")
@@ -42,7 +42,3 @@ def all_exercises() -> dict[str, Exercise]:
 def exercise(key: str) -> Exercise:
     """One exercise by key, e.g. ``exercise("2.1")``."""
     return all_exercises()[key]
-
-
-#: The names these had before issue 24 gave every constant name one value (kept for code that uses them).
-PARTS = WORKSHOP_PARTS

@@ -13,9 +13,9 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from ...documents import Document
-from ...index import EvidenceIndex
-from ...ledger import Budget
+from ..._documents import Document
+from ..._index import EvidenceIndex
+from ..._ledger import Budget
 from ..article import ANSWER, ANSWER_DOC_ID, FILLER, FILLER_REPEATS, NO_ANSWER, article_corpus
 from .core import strip_addresses
 

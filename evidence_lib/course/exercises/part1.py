@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ...documents import Document, baseline_dump
-from ...measure import Size, approx_tokens, cl100k_tokens, utf8_bytes
+from ..._documents import Document, baseline_dump
+from ..._measure import Size, approx_tokens, cl100k_tokens, utf8_bytes
 from ..article import ANSWER, ANSWER_DOC_ID, article_corpus
 from ._shared import is_int, pair_of_ints, show, variant_corpus
 from .core import Exercise, Result, call, correct, incorrect

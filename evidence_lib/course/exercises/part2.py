@@ -1,7 +1,7 @@
 """Workshop part 2: the three-tool protocol (notebook 02's ideas).
 
 Exercises: q1 write a page reader that matches ``read_evidence`` (yourself: delegating to the library's
-``evidence_lib.paging.page`` is refused, with the reason), q2 page through a whole document with
+``evidence_lib._paging.page`` is refused, with the reason), q2 page through a whole document with
 ``next_offset``, q3 name the code each bad call is refused with, q4 measure the byte reduction honestly, as a
 function the checker runs on sessions no notebook prints. Used by ``notebooks/exercises/workshop_part2.ipynb``.
 """
@@ -14,11 +14,11 @@ from functools import cache
 from itertools import combinations
 from typing import Any
 
-from ... import paging
-from ...documents import Document, baseline_dump
-from ...errors import ERROR_CODES
-from ...measure import Size, reduction_percent
-from ...tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
+from ... import _paging as paging
+from ..._documents import Document, baseline_dump
+from ..._errors import ERROR_CODES
+from ..._measure import Size, reduction_percent
+from ..._tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
 from ..article import ANSWER_DOC_ID, REVISION, article_corpus
 from ._shared import cut, show, temp_index, variant_corpus, watching
 from .core import ____, Exercise, NotAttempted, Result, call, correct, incorrect
@@ -85,7 +85,7 @@ _LIBRARY_PAGING = frozenset({paging.page.__code__, paging.Page.next_offset.fget.
 
 
 def _delegates(fn: Any, *args: Any) -> bool:
-    """Whether calling ``fn(*args)`` runs the library's page arithmetic (``evidence_lib.paging.page`` or ``Page``)."""
+    """Whether calling ``fn(*args)`` runs the library's page arithmetic (``evidence_lib._paging.page`` or ``Page``)."""
     seen: list[str] = []
     with watching(_LIBRARY_PAGING, seen):
         call(fn, *args, name="read_page")
@@ -98,7 +98,7 @@ def _check_read_page(read_page: Any) -> Result:
     texts = page_reader_texts()
     docs = [Document(f"t{i}", label, REVISION, text) for i, (label, text) in enumerate(texts.items())]
     if _delegates(read_page, docs[0].text, 0, PAGE_LIMIT):  # also: still the stub?
-        return incorrect("read_page delegates to evidence_lib.paging (page() or Page.next_offset), the library's "
+        return incorrect("read_page delegates to evidence_lib._paging (page() or Page.next_offset), the library's "
                          "own page arithmetic: that is the answer this exercise asks you to write (end = min(offset + "
                          "limit, len(text)), next_offset None at the end). Write those lines yourself; in your own "
                          "code reusing paging.page is right, and comparing your function with it afterwards is a "
@@ -136,7 +136,7 @@ q1 = Exercise(
     "2.1", "Write the page reader",
     checker=_check_read_page,
     ask="fill in read_page(text, offset, limit) so it returns the page as a dict (yourself, without "
-        "evidence_lib.paging.page), then run this cell again.",
+        "evidence_lib._paging.page), then run this cell again.",
     hints=(
         'A page is the half-open range [offset, end) of the text: end never passes len(text), and next_offset '
         'says where the next page starts, or None when nothing is left to read.',

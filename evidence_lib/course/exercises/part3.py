@@ -14,13 +14,13 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
-from ...access import Access, Principal
-from ...citations import REASONS, Citation, verify_citation
-from ...documents import Document
-from ...errors import EvidenceError
-from ...index import EvidenceIndex, sha256_hex
-from ...ledger import Ledger
-from ...tools import evidence_tools
+from ..._access import Access, Principal
+from ..._citations import REASONS, Citation, verify_citation
+from ..._documents import Document
+from ..._errors import EvidenceError
+from ..._index import EvidenceIndex, sha256_hex
+from ..._ledger import Ledger
+from ..._tools import evidence_tools
 from ..article import ANSWER, ANSWER_DOC_ID, QUESTION, article_corpus
 from ._shared import cut, kept_index, show, temp_index, unlimited, variant_corpus
 from .core import ____, Exercise, NotAttempted, Result, call, correct, incorrect

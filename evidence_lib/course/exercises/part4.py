@@ -14,11 +14,11 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
-from ...access import Access, Principal, allowed
-from ...ledger import Budget, Ledger
-from ...measure import Size, utf8_bytes
-from ...paging import covering
-from ...tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
+from ..._access import Access, Principal, allowed
+from ..._ledger import Budget, Ledger
+from ..._measure import Size, utf8_bytes
+from ..._paging import covering
+from ..._tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
 from ..article import ANSWER_DOC_ID, article_corpus
 from ._shared import is_int, kept_index, pair_of_ints, show, temp_index, unlimited, variant_corpus
 from .core import Exercise, Result, call, correct, incorrect
@@ -360,7 +360,7 @@ agent = _agent()
 
 
 def _check_schemas(answer: Any) -> Result:
-    from ...disclosure.toolbox import MAX_LOAD, measure_schema_loading
+    from ...disclosure._toolbox import MAX_LOAD, measure_schema_loading
 
     if isinstance(answer, str) or not isinstance(answer, (list, tuple, set, frozenset)):
         return incorrect(f"the answer should be a list of tool names, got {show(answer)}")

@@ -16,12 +16,12 @@ from typing import Any
 
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from ...access import Access, Principal
-from ...disclosure.artifacts import ArtifactStore
-from ...disclosure.catalog import Catalog, Resource
-from ...disclosure.toolbox import Toolbox, discovery_tools, measure_schema_loading
-from ...errors import EvidenceError, to_json
-from ...measure import Size
+from ..._access import Access, Principal
+from ...store._artifact_store import ArtifactStore
+from ...disclosure._catalog import Catalog, Resource
+from ...disclosure._toolbox import Toolbox, discovery_tools, measure_schema_loading
+from ..._errors import EvidenceError, to_json
+from ..._measure import Size
 from ..after_sales import CST, TENANT, after_sales_catalog, after_sales_toolbox, logistics_sections
 from ._shared import is_int, show, watching
 from .core import Exercise, Result, call, correct, incorrect

@@ -18,15 +18,15 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 
-from ...citations import REASONS, Citation, verify_citation
-from ...documents import Document
-from ...eval.qa_check import DATA_DIR
-from ...index import EvidenceIndex
-from ...ledger import Ledger
+from ..._citations import REASONS, Citation, verify_citation
+from ..._documents import Document
+from ...eval._qa_check import DATA_DIR
+from ..._index import EvidenceIndex
+from ..._ledger import Ledger
 from ...profiles import excerpts
-from ...profiles.compact import COMPACT_EXCERPTS
+from ...profiles._compact import COMPACT_EXCERPTS
 from ...retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus
-from ...tools import evidence_tools, run_tool_call, tool_call
+from ..._tools import evidence_tools, run_tool_call, tool_call
 from ._shared import cut, show, unlimited
 from .core import ____, Exercise, NotAttempted, Result, call, correct, incorrect
 

@@ -17,14 +17,14 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from ...documents import Document
-from ...errors import EvidenceError
+from ..._documents import Document
+from ..._errors import EvidenceError
 from ..after_sales import CST
 from ..article import ANSWER, ANSWER_DOC_ID, NO_ANSWER, article_corpus
 from ._shared import show
 from .core import Exercise, Result, call, correct, incorrect
 
-__all__ = ["T0", "SETTINGS", "PART7_SETTINGS", "STORE_QUERY", "TERM", "PART7_T0", "careful_history", "q1", "q2", "shifted_corpus"]
+__all__ = ["PART7_SETTINGS", "STORE_QUERY", "TERM", "PART7_T0", "careful_history", "q1", "q2", "shifted_corpus"]
 
 #: 单批上限 "per-batch limit": the keyword the reader locates (notebook 09).
 TERM = "单批上限"
@@ -70,7 +70,7 @@ PART7_SETTINGS = ("the article's corpus", "the answer moved to d07", "the answer
 def careful_history(docs: list[Document], root: str | Path) -> tuple[list[BaseMessage], Any]:
     """The careful reader's conversation on ``docs`` without its last message, and the citation it gave."""
     from ..readers import CarefulReader
-    from ...answers import parse_answer
+    from ..._answers import parse_answer
     from ..tasks import run_reader
 
     run = run_reader(CarefulReader([TERM], before=200, limit=400), root, docs)
@@ -95,8 +95,8 @@ def _copy(history: tuple[BaseMessage, ...]) -> list[BaseMessage]:
 # -- q1 · an answer the checker accepts -----------------------------------------------------------------
 
 def _check_final_answer(final_answer: Any) -> Result:
-    from ...audit.checker import FINDINGS, check_history
-    from ...answers import parse_answer
+    from ...audit._checker import FINDINGS, check_history
+    from ..._answers import parse_answer
 
     if not callable(final_answer):
         return incorrect(f"final_answer should be a function, got {show(final_answer)}")
@@ -211,7 +211,7 @@ def _stores(tmp: str, clock: _Clock) -> list[tuple[str, Any]]:
 
 
 def _check_snapshot_for(snapshot_for: Any) -> Result:
-    from ...store import DEFAULT_TTL
+    from ...store._common import DEFAULT_STORE_TTL as DEFAULT_TTL
 
     if not callable(snapshot_for):
         return incorrect(f"snapshot_for should be a function, got {show(snapshot_for)}")
@@ -329,8 +329,3 @@ def snapshot_for(store, tenant, session, query, fetch):
     return store.put_snapshot(tenant, session, query, fetch())
 ''',
 )
-
-
-#: The names these had before issue 24 gave every constant name one value (kept for code that uses them).
-SETTINGS = PART7_SETTINGS
-T0 = PART7_T0

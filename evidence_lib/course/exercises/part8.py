@@ -20,13 +20,13 @@ from datetime import datetime, timezone
 from functools import cache
 from typing import Any
 
-from ...errors import EvidenceError
-from ...measure import cl100k, utf8_bytes
-from ...paging import MAX_PAGE_CHARS
+from ..._errors import EvidenceError
+from ..._measure import cl100k, utf8_bytes
+from ..._paging import MAX_PAGE_CHARS
 from ._shared import cut, profiled, show
 from .core import Exercise, Result, call, correct, describe, incorrect
 
-__all__ = ["T0", "OffloadCase", "SectionCase", "PART8_T0", "decision_cases", "offloaded_handle", "q1", "q2", "section_cases"]
+__all__ = ["OffloadCase", "SectionCase", "PART8_T0", "decision_cases", "offloaded_handle", "q1", "q2", "section_cases"]
 
 #: When the checker's stores start their clock (the handles say "readable until" an hour later).
 PART8_T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
@@ -171,7 +171,7 @@ _ENCODE_NAMES = ("encode", "encode_ordinary", "encode_batch", "encode_ordinary_b
 def _watched_codes() -> tuple[frozenset, frozenset]:
     import tiktoken
 
-    from ...offload import count_tokens_over, offload
+    from ...store._offload import count_tokens_over, offload
 
     encoders = frozenset(getattr(tiktoken.Encoding, n).__code__ for n in _ENCODE_NAMES
                          if hasattr(getattr(tiktoken.Encoding, n, None), "__code__"))
@@ -208,7 +208,7 @@ def _check_should_offload(should_offload: Any) -> Result:
         with _watching(encoded, delegated):
             got = call(should_offload, case.text, case.threshold, name="should_offload")
         if delegated:
-            return incorrect(f"should_offload delegates to evidence_lib.offload.{delegated[0]}, the library's own "
+            return incorrect(f"should_offload delegates to evidence_lib.store._offload.{delegated[0]}, the library's own "
                              "decision (what EvidenceMiddleware runs): that is what this exercise asks you to write. "
                              "Write the lines yourself; in your own code, reusing count_tokens_over is right")
         if not isinstance(got, bool):
@@ -245,7 +245,7 @@ def _check_should_offload(should_offload: Any) -> Result:
                    f"string, texts exactly at and one over the threshold, a {big.bytes // 1000} KB log, "
                    f"{blank.chars:,} spaces that are {blank.tokens} tokens), and the "
                    "tokenizer ran only on texts with more UTF-8 bytes than the threshold. The library's "
-                   "offload (evidence_lib.offload) does the same before it decides, and tokenizes a larger text once.")
+                   "offload (evidence_lib.store._offload) does the same before it decides, and tokenizes a larger text once.")
 
 
 q1 = Exercise(
@@ -335,12 +335,12 @@ def section_cases() -> list[SectionCase]:
 
 def offloaded_handle(text: str, tool: str, *, call_id: str = "call-1") -> tuple[Any, str]:
     """``(middleware, handle text)``: ``text`` returned by ``tool`` and offloaded by a fresh
-    :class:`~evidence_lib.integrations.langchain.middleware.EvidenceMiddleware` (memory store, clock at :data:`PART8_T0`, default budget)."""
+    :class:`~evidence_lib.integrations.langchain._middleware.EvidenceMiddleware` (memory store, clock at :data:`PART8_T0`, default budget)."""
     from langchain_core.messages import ToolMessage
 
-    from ...access import Principal
-    from ...integrations.langchain.middleware import EvidenceMiddleware
-    from ...clock import ManualClock
+    from ..._access import Principal
+    from ...integrations.langchain._middleware import EvidenceMiddleware
+    from ..._clock import ManualClock
     from ...store import MemoryStore
 
     mw = EvidenceMiddleware(MemoryStore(ManualClock(PART8_T0)), Principal("acme", "dana"), session="part8")
@@ -468,7 +468,7 @@ def _mismatch(got: str, want: str, case: SectionCase, listed: dict[str, Any], st
 
 
 def _check_read_section(read_section: Any) -> Result:
-    from ...offload import json_sections
+    from ...store._offload import json_sections
 
     if not callable(read_section):
         return incorrect(f"read_section should be a function, got {show(read_section)}")
@@ -572,7 +572,3 @@ def read_section(tools, handle, path):
     return "".join(parts)
 ''',
 )
-
-
-#: The names these had before issue 24 gave every constant name one value (kept for code that uses them).
-T0 = PART8_T0

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ...documents import Document
-from ...errors import CITATION_REASONS
+from ..._documents import Document
+from ..._errors import CITATION_REASONS
 from ._shared import show
 from .core import Exercise, Result, call, correct, incorrect
 
@@ -52,7 +52,7 @@ class LocalServer:
     ``call``/``call_json``: the same tools and replies, without a transport. Counts the ``start_task`` calls."""
 
     def __init__(self, docs: list[Document]) -> None:
-        from ...index import EvidenceIndex
+        from ..._index import EvidenceIndex
         from ...integrations.mcp import build_server, fixed_source
         from ...integrations.mcp._config import LOCAL_PRINCIPAL
 
@@ -104,7 +104,7 @@ def _setup(docs: list[Document], unread: str | None) -> tuple[LocalServer, str, 
 
 
 def _answer(lines: list[tuple[str, str, int, int, str]]) -> str:
-    from ...answers import format_answer
+    from ..._answers import format_answer
 
     return format_answer("Batches hold at most 200 rows [1], fail over after three retries [2] and time out after "
                          "30 seconds [3].", lines)
@@ -142,7 +142,7 @@ def example_case() -> Case:
 
 @cache
 def _original_quotes(answer: str) -> tuple[str | None, ...]:
-    from ...answers import parse_answer
+    from ..._answers import parse_answer
 
     return tuple(c.quote if c is not None else None for c in parse_answer(answer).lines)
 
@@ -169,7 +169,7 @@ _TIPS = {
 
 def _diagnose(case: Case, fixed: Any, started: int) -> Result | None:
     """Why ``fixed`` is not a right fix of ``case``, or ``None``."""
-    from ...answers import parse_answer
+    from ..._answers import parse_answer
 
     where = f"with {case.name}"
     if not isinstance(fixed, str):

@@ -11,21 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["EvidenceMCP", "ServerConfig", "Source", "TokenPrincipals", "build_server", "check_loopback",
-           "fixed_source", "load_config"]
+__all__ = ["Source", "TokenPrincipals", "build_server", "fixed_source", "load_config"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "cli":  # the command line's parser and entry point (no SDK import)
-        from . import _cli
+    if name == "load_config":  # the tokens file (no SDK import)
+        from ._config import load_config
 
-        return _cli
-    if name in ("ServerConfig", "check_loopback", "load_config"):
-        from . import _config
-
-        return getattr(_config, name)
+        return load_config
     if name in __all__:
         from . import _server  # imports the mcp SDK
 
         return getattr(_server, name)
-    raise AttributeError(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,7 +2,7 @@
 resources. Issue 31, item 10: a client that speaks only MCP learns the protocol from the server itself.
 
 * Prompt ``reading_contract`` (optional argument ``question``): the profile's system prompt
-  (:data:`evidence_lib.answers.SYSTEM_PROMPTS`, the text a LangChain agent is given) after the server's instructions.
+  (:data:`evidence_lib._answers.SYSTEM_PROMPTS`, the text a LangChain agent is given) after the server's instructions.
 * Resource ``evidence://catalog`` and template ``evidence://catalog/{cursor}``: the documents the caller's principal
   may discover, a bounded page at a time (doc_id, title, revision, chars; a document it may discover but not read
   shows its doc_id only: no text and no fingerprint of the text). Unknown and forbidden documents are absent alike.
@@ -16,13 +16,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote, unquote
 
-from ...access import Principal, allowed
-from ...answers import SYSTEM_PROMPTS
-from ...errors import to_json
-from ...lines import cut, shown_revision
-from ...measure import utf8_bytes
-from ...paging import MAX_PAGE_CHARS
-from ...tools import MAX_MANIFEST_BYTES, MAX_MANIFEST_LIMIT, MAX_TITLE_CHARS
+from ..._access import Principal, allowed
+from ..._answers import SYSTEM_PROMPTS
+from ..._errors import to_json
+from ..._lines import cut, shown_revision
+from ..._measure import utf8_bytes
+from ..._paging import MAX_PAGE_CHARS
+from ..._tools import MAX_MANIFEST_BYTES, MAX_MANIFEST_LIMIT, MAX_TITLE_CHARS
 
 __all__ = ["CATALOG_TEMPLATE", "CATALOG_URI", "INSTRUCTIONS", "MAX_QUESTION_CHARS", "PAGE_TEMPLATE", "PROMPT",
            "catalog_cursor", "catalog_page", "contract", "page_args", "page_uri"]

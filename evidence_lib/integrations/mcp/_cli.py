@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ...access import Access, Principal
+from ..._access import Access, Principal
 from ._config import LOCAL_PRINCIPAL, check_loopback, load_config
 
 __all__ = ["add_parser", "main"]
@@ -73,21 +73,22 @@ def _source(args: argparse.Namespace, grants: Mapping[str, Access | None]) -> An
     if args.corpus == "pydoc":
         from dataclasses import replace
 
-        from ...eval.run import bm25_source, load_corpus
+        from ...retrieval import pydoc_corpus
+        from ...retrieval._folder import bm25_source
 
-        _, docs = load_corpus(args.corpus)
+        docs = pydoc_corpus()
         _check_grants([d.doc_id for d in docs], grants)
         return fixed_source(bm25_source([replace(d, access=grants.get(d.doc_id)) for d in docs]))
     if args.corpus is not None:
-        from ...retrieval.folder import FolderSource
+        from ...retrieval._folder import FolderSource
 
         # The eval's source (a BM25 retriever over the folder: search ranks by the question, locate covers every
         # readable document), following the folder: each call sees the files as they are now (issue 31).
         folder = FolderSource(args.corpus, grants)
         _check_grants(folder.doc_ids(), grants)
         return fixed_source(folder)
-    from ...offload import owner_session
     from ...store import open_store, system_clock
+    from ...store._common import owner_session
 
     store = open_store(args.store, system_clock)
 

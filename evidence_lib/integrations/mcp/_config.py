@@ -1,6 +1,6 @@
 """Who may call the MCP server and what they may read: the tokens file, the loopback rule. Issue 27.
 
-The tokens file (``--tokens FILE``, JSON or TOML) maps bearer tokens to principals (:class:`~evidence_lib.access.
+The tokens file (``--tokens FILE``, JSON or TOML) maps bearer tokens to principals (:class:`~evidence_lib._access.
 Principal`, notebook 04) and, for a ``--corpus`` folder, gives documents their grants (``parse_access``; a document
 not listed is open teaching material, readable by every principal)::
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...access import Access, Principal, parse_access
+from ..._access import Access, Principal, parse_access
 
 __all__ = ["LOCAL_PRINCIPAL", "MAX_TOKENS_FILE_BYTES", "ServerConfig", "check_loopback", "load_config"]
 

@@ -1,7 +1,7 @@
 """The MCP server: the three tools, ``start_task`` and ``verify_citations`` over the official ``mcp`` SDK. Issue 27.
 
-Every evidence call runs the very tools :func:`~evidence_lib.tools.evidence_tools` builds (notebook 02; the compact
-profile of notebook 08 by default) through :func:`~evidence_lib.toolkit.run_tool_call`, so a client of this server
+Every evidence call runs the very tools :func:`~evidence_lib._tools.evidence_tools` builds (notebook 02; the compact
+profile of notebook 08 by default) through :func:`~evidence_lib._toolkit.run_tool_call`, so a client of this server
 receives the bytes a LangChain agent's ``ToolMessage`` holds, and a refusal is an MCP tool error (``isError``) whose
 text is the tools' JSON refusal with its stable code. One budget per task (notebook 05): ``start_task`` mints a
 handle bound to the caller's principal; every other call passes it, and another principal's handle is refused
@@ -34,14 +34,14 @@ from mcp.types import INVALID_PARAMS, CallToolResult, ErrorData, GetPromptResult
     PromptMessage, Resource, ResourceTemplate, TextContent
 from mcp.types import Tool as MCPTool
 
-from ...access import Principal
-from ...citations import CITATION_FORM, REASONS, verify_sources
-from ...errors import EvidenceError, error_payload, to_json
-from ...index import IndexProtocol
-from ...ledger import Budget, Ledger
-from ...paging import MAX_PAGE_CHARS
-from ...toolkit import refusal_message, run_tool_call
-from ...tools import evidence_tools
+from ..._access import Principal
+from ..._citations import CITATION_FORM, REASONS, verify_sources
+from ..._errors import EvidenceError, error_payload, to_json
+from ..._index import IndexProtocol
+from ..._ledger import Budget, Ledger
+from ..._paging import MAX_PAGE_CHARS
+from ..._toolkit import refusal_message, run_tool_call
+from ..._tools import evidence_tools
 from ._catalog import (CATALOG_TEMPLATE, CATALOG_URI, INSTRUCTIONS, MAX_QUESTION_CHARS, PAGE_TEMPLATE, PROMPT,
                        catalog_cursor, catalog_page, contract, page_args)
 from ._http import BodyGuard, NoAuthorizationServer, auth_settings, transport_security
@@ -167,7 +167,7 @@ def _schema(tool: Any) -> dict[str, Any]:
 
 def _tool_list(profile: str) -> list[MCPTool]:
     """``tools/list``: the same for every principal (built from the tools' own schemas and descriptions)."""
-    from ...index import EvidenceIndex
+    from ..._index import EvidenceIndex
 
     template = evidence_tools(EvidenceIndex.in_memory([]), None, profile=profile)
     tools = [MCPTool(name="start_task", description="Start a task: returns the task handle every other tool needs. "
@@ -315,7 +315,7 @@ class EvidenceMCP(FastMCP):
 
     def verify(self, task: _Task, args: Mapping[str, Any]) -> CallToolResult:
         """``verify_citations``: every Sources line checked against the index and this task's reads
-        (:func:`~evidence_lib.citations.verify_sources`, the check behind ``EvidenceMiddleware.verify_answer``)."""
+        (:func:`~evidence_lib._citations.verify_sources`, the check behind ``EvidenceMiddleware.verify_answer``)."""
         answer = args.get("answer")
         if set(args) != {"answer"} or not isinstance(answer, str) or len(answer) > MAX_ANSWER_CHARS:
             raise EvidenceError("invalid_arguments", problems=[{"field": "answer", "problem": "a string of at most "

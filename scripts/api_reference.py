@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Write the API reference page, ``site/api.md``: every name the public packages export, with its docstring.
+"""Write the API reference page, ``site/api.md``: every name the public packages export, with its signature and docstring.
 
 The public API is what ``evidence_lib`` and its documented subpackages re-export (``__all__``); every other module
-is private (``_name.py``). This page lists each name once per package that exports it, through Sphinx's autodoc, so
-the website shows the docstrings (``make site``). ``tests/test_layers.py`` checks that the page names every exported
+is private (``_name.py``). This page lists each name once per package that exports it, as plain Markdown (signature,
+docstring, public methods), so the website shows it without importing the library (``make site``). ``tests/test_layers.py`` checks that the page names every exported
 name and nothing else; ``--check`` says whether the committed page is up to date.
 
 Usage: ``python scripts/api_reference.py [--check]``
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -33,12 +34,44 @@ PACKAGES = {
 }
 
 
-def directive(package: str, name: str, obj: object) -> str:
+#: Longer signatures (LangChain's BaseTool fields) are shown as ``name(...)``: the docstring says what to pass.
+MAX_SIGNATURE = 400
+
+
+def signature(name: str, obj: object) -> str:
+    """The line a reader calls: ``name(params)`` for classes and functions, ``name: type`` for data."""
+    if inspect.isclass(obj) or callable(obj):
+        try:
+            text = f"{name}{inspect.signature(obj)}"
+        except (TypeError, ValueError):  # builtins and some C types have no signature
+            return f"{name}(...)"
+        text = re.sub(r"<function ([\w.<>]+) at 0x[0-9a-f]+>", r"\1", text)  # no addresses: the page is stable
+        return text if len(text) <= MAX_SIGNATURE else f"{name}(...)  # many fields: the docstring names the ones to pass"
+    value = repr(obj)
+    return f"{name}: {type(obj).__name__}" + (f" = {value}" if len(value) <= 80 else "")
+
+
+def markdown(doc: str) -> str:
+    """A docstring as Markdown: reST's ``literal`` becomes `literal`; indented lines stay a quoted block."""
+    text = re.sub(r"``([^`]+)``", r"`\1`", doc)
+    text = re.sub(r":(?:class|func|meth|attr|data|mod):`~?([^`]+)`", r"`\1`", text)
+    return text.replace("\n    ", "\n> ")
+
+
+def entry(package: str, name: str, obj: object) -> list[str]:
+    kind = "class" if inspect.isclass(obj) else "function" if callable(obj) else "data"
+    doc = inspect.getdoc(obj) if kind != "data" else None
+    lines = [f"### `{package}.{name}`", "", f"*{kind}*", "", "```python", signature(name, obj), "```", ""]
+    if doc:
+        lines += [markdown(doc), ""]
     if inspect.isclass(obj):
-        return f".. autoclass:: {package}.{name}\n   :members:\n"
-    if inspect.isfunction(obj) or inspect.isbuiltin(obj):
-        return f".. autofunction:: {package}.{name}\n"
-    return f".. autodata:: {package}.{name}\n   :no-value:\n"
+        for member, value in sorted(vars(obj).items()):
+            if member.startswith("_") or not (inspect.isfunction(value) or isinstance(value, property)):
+                continue
+            first = (inspect.getdoc(value) or "").split("\n\n")[0].replace("\n", " ")
+            lines.append(f"- `{member}`" + (f": {markdown(first)}" if first else ""))
+        lines.append("")
+    return lines
 
 
 def page() -> str:
@@ -46,14 +79,13 @@ def page() -> str:
     lines = ["# API reference", "",
              "Everything `evidence_lib` offers: the names its packages export. Every other module is private "
              "(`_name.py`) and may change without notice. The teaching helpers of the notebooks live in "
-             "`evidence_lib.course` and are not part of this API. Written by `scripts/api_reference.py`.", ""]
+             "`evidence_lib.course` and are not part of this API. Written by `scripts/api_reference.py` from the "
+             "docstrings; `tests/test_layers.py` checks that it is complete and current.", ""]
     for package, title in PACKAGES.items():
         module = importlib.import_module(package)
-        lines += [f"## `{package}`", "", title + ".", "", "```{eval-rst}", f".. automodule:: {package}",
-                  "   :no-members:", ""]
+        lines += [f"## `{package}`", "", title + ".", ""]
         for name in sorted(module.__all__, key=str.lower):
-            lines.append(directive(package, name, getattr(module, name)))
-        lines += ["```", ""]
+            lines += entry(package, name, getattr(module, name))
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -72,6 +72,7 @@ INDEX_NOTEBOOK = f"{INDEX}.ipynb"
 INDEX_LINK = re.compile(r"(\]\((?:\.\./)*)" + INDEX + r"\.ipynb(?=[#)])")
 #: A markdown link's target: ](path) or ](path#fragment).
 LINK_TARGET = re.compile(r"\]\(([^)\s#]+)(?:#[^)\s]*)?\)")
+API_PAGE = ROOT / "site" / "api.md"
 TEXT_SUFFIXES = {".html", ".js", ".txt", ".ipynb", ".md", ".json", ".css", ".xml", ".svg"}
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: The text/plain summary evidence_lib.course.widgets stores for a widget (see its ``__repr__``).
@@ -287,6 +288,10 @@ def stage(src: Path, repository: str | None = None) -> dict[str, int]:
         sections.append(toctree("Facilitators", facilitators))
     if figures:
         sections.append(toctree("Figures", ["figures"]))
+    if API_PAGE.exists():  # the library's public API (scripts/api_reference.py writes it; autodoc renders it)
+        shutil.copy2(API_PAGE, src / "api.md")
+        counts["API page"] = 1
+        sections.append(toctree("Library", ["api"]))
     nb = staged.pop(home)
     note = SITE_NOTE.format(binder=", or use the Binder badge at the top of each page" if repository else "")
     title = next((c for c in nb.cells if c.cell_type == "markdown" and re.search(r"^# ", c.source, re.M)), None)

@@ -31,15 +31,10 @@ def test_read_page_calling_the_read_evidence_tool_is_named_as_such():
 
 
 def test_read_all_with_pages_of_799_is_told_its_page_size_not_the_empty_page():
-    def read_all(read, doc_id):
-        parts, offset = [], 0
-        while offset is not None:
-            page = json.loads(read.invoke({"doc_id": doc_id, "offset": offset, "limit": 799}))
-            parts.append(page["text"])
-            offset = page["next_offset"]
-        return "".join(parts)
+    namespace: dict = {"json": json}  # the exercise's own solution, one character off: limit=799
+    exec(part2.q2.solution_code.replace('"limit": 800', '"limit": 799'), namespace)
 
-    result = part2.q2.check(read_all)
+    result = part2.q2.check(namespace["read_all"])
     assert not result.correct
     assert "at most 799 characters" in result.text and "limit=800" in result.text
     assert "empty page" not in result.text

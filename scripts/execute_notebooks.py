@@ -9,6 +9,7 @@ runs at once never share files. Per-cell timing metadata is neither recorded nor
 model ids, a print that arrived in several chunks is stored as one stream output, and the kernelspec
 and language_info are what the installed python3 kernel reports (JupyterLab writes both back as soon
 as a notebook is opened), so a re-run or merely opening the notebook changes only what really changed.
+Every prediction's answer is stored folded (``scripts/predictions.py``), in JupyterLab and on the site.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ import nbformat
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 from traitlets.config import Config
+
+if str(Path(__file__).resolve().parent) not in sys.path:  # the sibling scripts, also when loaded by path
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import predictions  # noqa: E402  (scripts/: every prediction's answer folded until run)
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = "python3"
@@ -77,7 +83,9 @@ def execute(path: Path) -> None:
 
 
 def tidy(nb) -> None:
-    """Drop what differs between identical runs: timings, widget model ids, stream split points; pin the kernelspec."""
+    """Drop what differs between identical runs: timings, widget model ids, stream split points; pin the kernelspec;
+    fold every prediction's answer (scripts/predictions.py) so a re-run keeps it hidden."""
+    predictions.apply(nb)
     nb.metadata["kernelspec"] = kernelspec()  # what JupyterLab would write back when the notebook is opened,
     nb.metadata["language_info"] = language_info()  # and this too (its version is the running Python's)
     nb.metadata.pop("widgets", None)  # saved widget state carries random model ids

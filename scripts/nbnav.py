@@ -173,10 +173,24 @@ def _output_text(output) -> str:
     return output.get("data", {}).get("text/plain", "")
 
 
+CHECK_SECTION = "## Check your understanding"
+#: One check question: "**1.** ..." (each answer in its own <details>) or "1. ..." (the answers in one <details>).
+_CHECK_QUESTION = re.compile(r"^(?:\*\*\d+\.\*\*|\d+\.)\s", re.MULTILINE)
+_DETAILS = re.compile(r"<details>.*?</details>", re.DOTALL)
+
+
+def check_questions(nb) -> int:
+    """How many "Check your understanding" questions ``nb`` asks (its hidden answers are not counted)."""
+    blocks = [c.source.split(CHECK_SECTION, 1)[1] for c in nb.cells
+              if c.cell_type == "markdown" and CHECK_SECTION in c.source]
+    return sum(len(_CHECK_QUESTION.findall(_DETAILS.sub("", block))) for block in blocks)
+
+
 def estimate_minutes(nb, pace: dict) -> float:
     """A careful learner's time for ``nb`` at ``pace`` (course.toml's [pace]): its prose, its code lines (not blank),
-    its output lines and its "Try it yourself" / "Predict" prompts (a try-it that asks for a prediction names both,
-    so it counts twice: editing, predicting, running and changing back)."""
+    its output lines, its "Try it yourself" / "Predict" prompts (a try-it that asks for a prediction names both,
+    so it counts twice: editing, predicting, running and changing back) and its check questions (answered for
+    oneself, then the hidden answer opened and compared)."""
     prose = [c.source for c in nb.cells if c.cell_type == "markdown" and c.get("id") != NAV_ID]
     code = [c for c in nb.cells if c.cell_type == "code"]
     words = sum(len(text.split()) for text in prose)
@@ -184,7 +198,8 @@ def estimate_minutes(nb, pace: dict) -> float:
     shown = sum(len(_output_text(o).splitlines()) for c in code for o in c.get("outputs", []))
     prompts = sum(len(_PROMPT.findall(text)) for text in prose)
     return (words / pace["prose_words_per_minute"] + lines / pace["code_lines_per_minute"]
-            + shown / pace["output_lines_per_minute"] + prompts * pace["minutes_per_prompt"])
+            + shown / pace["output_lines_per_minute"] + prompts * pace["minutes_per_prompt"]
+            + check_questions(nb) * pace["minutes_per_check_question"])
 
 
 def _hours(minutes: int) -> str:
@@ -284,8 +299,9 @@ def _pace_text(plan: dict) -> str:
     return (f"Times are a careful learner's: prose read at {pace['prose_words_per_minute']} words a minute, code at "
             f"{pace['code_lines_per_minute']} lines and output at {pace['output_lines_per_minute']} lines a minute, "
             f"{pace['minutes_per_prompt']:g} minutes for each \"Try it yourself\" or \"Predict\" (a try-it with its "
-            f"prediction: {2 * pace['minutes_per_prompt']:g}), calibrated on a learner's measured times "
-            f"([course.toml](course.toml)): {total} minutes ({_hours(total)}) for the {len(core)} notebooks.{deep}")
+            f"prediction: {2 * pace['minutes_per_prompt']:g}) and {pace['minutes_per_check_question']:g} for each check "
+            f"question, calibrated on learners' measured times ([course.toml](course.toml)): {total} minutes "
+            f"({_hours(total)}) for the {len(core)} notebooks.{deep}")
 
 
 def _workshop_totals(plan: dict) -> str:
@@ -382,6 +398,18 @@ def _index_text(series_nbs: list[tuple[Path, object]], repo: str, branch: str) -
         "kept apart from reading and execution, tool discovery, versioned sections, large results as artifacts "
         "outside the context, stop rules, parallel fetching of independent read-only sources and a task's external "
         "workspace (notebooks 06 and 07; parallel read-only calls in 09, the workspace in 11).\n\n"
+        "## What you need\n\n"
+        "* **Python**: functions, dicts and lists, f-strings and `with` blocks; enough to read a short function and "
+        "change one argument in a cell.\n"
+        "* **JSON**: every tool replies with JSON text (`json.loads` turns it into dicts and lists); you read nested "
+        "objects at a glance.\n"
+        "* **LLM tool calls**: the model asks for a named tool with JSON arguments, the application runs it and sends "
+        "the result back as a message, which enters the model's context. No model is called here: the notebooks run "
+        "offline, with scripted readers and models, and need no API key.\n"
+        "* **LangChain basics**, from notebook 09 on: a tool (`@tool`, `.invoke`), the messages (`AIMessage`, "
+        "`ToolMessage`) and `create_agent`; each notebook shows what it uses.\n"
+        "* **No Chinese.** Article 1's corpus is Chinese; every Chinese term the text uses is translated where it "
+        "appears, and offsets count characters, whatever the script.\n\n"
         "## How to start\n\nIn the repository, run `make lab`: it creates the environment (once) and opens "
         "JupyterLab on `notebooks/`. Open "
         + (f"[{key_of(series_nbs[0][0].stem)}]({series_nbs[0][0].name}) " if series_nbs else "the first notebook ")

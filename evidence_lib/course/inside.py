@@ -8,7 +8,9 @@ API instead (``site/api.md``).
 
 from __future__ import annotations
 
+from .._lines import shown_revision
 from .._measure import approx_tokens, reduction_percent, size_table
+from .._paging import page_reply, page_request
 from .._tools import COMPACT_EXCERPTS, RELEVANCE_CUT, page_body, page_of
 from ..disclosure._session import MAX_PREFETCH_BYTES, PREFETCH_RATE
 from ..store._common import gram_term
@@ -16,5 +18,5 @@ from ..store._offload import DEFAULT_THRESHOLD_TOKENS, HANDLE_MAX_TOKENS
 from ..store._postgres import scratch_schema
 
 __all__ = ["COMPACT_EXCERPTS", "DEFAULT_THRESHOLD_TOKENS", "HANDLE_MAX_TOKENS", "MAX_PREFETCH_BYTES", "PREFETCH_RATE",
-           "RELEVANCE_CUT", "approx_tokens", "gram_term", "page_body", "page_of", "reduction_percent", "scratch_schema",
-           "size_table"]
+           "RELEVANCE_CUT", "approx_tokens", "gram_term", "page_body", "page_of", "page_reply", "page_request",
+           "reduction_percent", "scratch_schema", "shown_revision", "size_table"]

@@ -51,7 +51,7 @@ def watching(codes: frozenset, seen: list[str]) -> Iterator[None]:
     """Append to ``seen`` the name of every function whose code is in ``codes`` that runs inside the block.
 
     A profile hook, so it does not matter how the learner imported the function: the checkers use it to refuse an
-    answer that delegates to the library's own answer to the exercise (2.1, 5.2).
+    answer that delegates to the library's own answer to the exercise (2.1, 5.2, 6.3).
     """
     def on_call(frame) -> None:
         if frame.f_code in codes:

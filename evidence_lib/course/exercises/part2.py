@@ -16,6 +16,7 @@ from typing import Any
 
 from ... import _paging as paging
 from ..._documents import Document, baseline_dump
+from ..._index import EvidenceIndex
 from ..._errors import ERROR_CODES
 from ..._measure import Size, reduction_percent
 from ..._tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
@@ -84,12 +85,22 @@ def _compare_page(got: Any, want: Mapping[str, Any], where: str) -> Result | Non
 _LIBRARY_PAGING = frozenset({paging.page.__code__, paging.Page.next_offset.fget.__code__})
 
 
-def _delegates(fn: Any, *args: Any) -> bool:
-    """Whether calling ``fn(*args)`` runs the library's page arithmetic (``evidence_lib._paging.page`` or ``Page``)."""
+@cache
+def _reader_codes() -> frozenset:
+    """The read_evidence tool's own code (its function, shared by every index's tools, and its session's read)."""
+    read = evidence_tools(EvidenceIndex.in_memory([Document("x", "x", REVISION, "x")]))[2]
+    return frozenset({read.func.__code__, type(read.session).read.__code__})
+
+
+def _delegation(fn: Any, *args: Any) -> str | None:
+    """What library answer calling ``fn(*args)`` runs first: "read_evidence" (the tool), "paging" (the page
+    arithmetic, ``evidence_lib._paging.page`` or ``Page``), or None (the learner's own lines)."""
     seen: list[str] = []
-    with watching(_LIBRARY_PAGING, seen):
+    with watching(_LIBRARY_PAGING | _reader_codes(), seen):
         call(fn, *args, name="read_page")
-    return bool(seen)
+    if not seen:
+        return None
+    return "read_evidence" if seen[0] in ("read_evidence", "read") else "paging"
 
 
 def _check_read_page(read_page: Any) -> Result:
@@ -97,7 +108,13 @@ def _check_read_page(read_page: Any) -> Result:
         return incorrect(f"read_page should be a function, got {show(read_page)}")
     texts = page_reader_texts()
     docs = [Document(f"t{i}", label, REVISION, text) for i, (label, text) in enumerate(texts.items())]
-    if _delegates(read_page, docs[0].text, 0, PAGE_LIMIT):  # also: still the stub?
+    delegated = _delegation(read_page, docs[0].text, 0, PAGE_LIMIT)  # also: still the stub?
+    if delegated == "read_evidence":
+        return incorrect("read_page calls the read_evidence tool: the checker compares your function with that "
+                         "tool, so it is the answer this exercise asks you to write, not a way to it. Slice the text "
+                         "yourself (end = min(offset + limit, len(text)), next_offset None at the end); no index is "
+                         "needed, the text is given")
+    if delegated == "paging":
         return incorrect("read_page delegates to evidence_lib._paging (page() or Page.next_offset), the library's "
                          "own page arithmetic: that is the answer this exercise asks you to write (end = min(offset + "
                          "limit, len(text)), next_offset None at the end). Write those lines yourself; in your own "
@@ -224,6 +241,17 @@ def _too_many_calls(reader: CountingReader, doc: Document) -> str:
     return f"{what}: is offset moving to next_offset after every page?"
 
 
+def _why_more_calls(reader: CountingReader, doc: Document) -> str:
+    """Why a loop that rebuilt the text made more calls than needed: it asked for the empty page at the end, or its
+    pages were smaller than the largest page (limit=799 included), named from the pages it really asked for."""
+    if doc.text and (len(doc.text), len(doc.text)) in reader.pages:
+        return "stop when next_offset is None; do not ask for the empty page at offset == total_chars"
+    if reader.largest_page() < MAX_PAGE_CHARS:
+        return (f"your pages hold at most {reader.largest_page()} characters; ask for limit={MAX_PAGE_CHARS}, the "
+                "largest page")
+    return f"ask for limit={MAX_PAGE_CHARS}, the largest page, and follow next_offset"
+
+
 def _check_read_all(read_all: Any) -> Result:
     if not callable(read_all):
         return incorrect(f"read_all should be a function, got {show(read_all)}")
@@ -251,8 +279,7 @@ def _check_read_all(read_all: Any) -> Result:
                 return incorrect(f"the joined pages differ from {what} at character {at:,} (you got {len(text):,} "
                                  "chars): next_offset is already the first character you have not read")
             if reader.calls > expected_calls:
-                tip = ("ask for limit=800, the largest page" if reader.calls > expected_calls + 1 else
-                       "stop when next_offset is None; do not ask for the empty page at offset == total_chars")
+                tip = _why_more_calls(reader, doc)
                 return incorrect(f"read_all made {reader.calls} calls for {what} where {expected_calls} suffice: {tip}")
     return correct(f"read_all rebuilt all {len(docs)} documents with the fewest calls (d03: "
                    f"{-(-len(d03.text) // MAX_PAGE_CHARS)} pages of at most {MAX_PAGE_CHARS} characters), stopping "

@@ -136,6 +136,12 @@ def _check_citation(cite_sentence: Any) -> Result:
                              f"the page it was given is {page['doc_id']}@{page['revision']} [{page['start']}, "
                              f"{page['end']}): verify_citation says {check.reason}. Take doc_id, revision, sha256 "
                              "and offsets from the page (a citation copied from an output cannot pass)")
+        if not check.ok and check.reason == "document_changed" and answer.sha256 != page["sha256"]:
+            said = "has no sha256" if not answer.sha256 else f"has sha256 {cut(str(answer.sha256), 20)}"
+            return incorrect(f"verify_citation says document_changed {where}, but the document did not change: your "
+                             f"citation {said}, the page's is {page['sha256'][:12]}... A citation names the exact "
+                             "bytes it quotes: take the sha256 (and the revision) from the page, or let "
+                             "Citation.from_page fill them in")
         if not check.ok:
             if check.reason == "never_read" and (answer.start, answer.end) == (start - page["start"],
                                                                                end - page["start"]):

@@ -25,9 +25,9 @@ from ..._index import EvidenceIndex
 from ..._ledger import Ledger
 from ...profiles import excerpts
 from ...profiles._compact import COMPACT_EXCERPTS
-from ...retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus
+from ...retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus, recall_at_k
 from ..._tools import evidence_tools, run_tool_call, tool_call
-from ._shared import cut, show, unlimited
+from ._shared import cut, show, unlimited, watching
 from .core import ____, Exercise, NotAttempted, Result, call, correct, incorrect
 
 __all__ = ["CHUNK_CASES", "QUESTIONS", "ListRetriever", "as_langchain", "pydoc_items", "pydoc_retriever", "q1",
@@ -216,11 +216,13 @@ def _check_cite(cite: Any) -> Result:
             return incorrect(f"cite should return a Citation, got {show(got)} {where}")
         check = verify_citation(corpus, got, ledger)
         if not check.ok:
-            if check.reason == "document_changed" and not got.revision:
-                return incorrect(f"verify_citation says document_changed {where}: the citation has no revision. A "
-                                 "compact reply shows a document's revision once per snapshot (in the manifest, "
-                                 "or on the first block that shows it): read every reply of the session in order, "
-                                 "not the last one alone")
+            if check.reason == "document_changed" and got.revision != target.revision:
+                said = "has no revision" if not got.revision else f"says revision {got.revision!r}"
+                return incorrect(f"verify_citation says document_changed {where}, but the document did not change: "
+                                 f"the citation {said}, and the session showed {doc_id}@{target.revision}. A compact "
+                                 "reply shows a document's revision once per snapshot (in the manifest, or on the "
+                                 "first block that shows it): read every reply of the session in order, not the last "
+                                 "one alone")
             if check.reason == "text_mismatch" and isinstance(got.quote, str) and "\\" in got.quote:
                 return incorrect(f"verify_citation says text_mismatch {where}: the quote still has JSON escapes; an "
                                  "excerpt's text is a JSON string, decode it with json.loads")
@@ -292,6 +294,10 @@ def _recall_cases() -> list[tuple[str, str, int, tuple[int | None, ...], int]]:
             ("zh handbook", "zh", 5, tuple(_ranks(zh_retriever(5), zh)), len(zh))]
 
 
+#: The library's own recall@k: what q3 asks the learner to count by hand (notebook 08 uses it).
+_LIBRARY_RECALL = frozenset({recall_at_k.__code__})
+
+
 def _check_recall(recall: Any) -> Result:
     if not callable(recall):
         return incorrect(f"recall should be a function, got {show(recall)}")
@@ -301,7 +307,14 @@ def _check_recall(recall: Any) -> Result:
     for label, key, rk, ranks, n in _recall_cases():
         make, items = data[key]
         for k in ((2, 5, 1, 10) if key == "pydoc" else (3, 1)):
-            got = call(recall, make(), [dict(i) for i in items], k, name="recall")
+            delegated: list[str] = []
+            with watching(_LIBRARY_RECALL, delegated):
+                got = call(recall, make(), [dict(i) for i in items], k, name="recall")
+            if delegated:
+                return incorrect("recall delegates to evidence_lib.retrieval.recall_at_k, the library's own count: "
+                                 "that is what this exercise asks you to write. Count the hits yourself; "
+                                 "recall_at_k is for checking your number afterwards, outside your function, and in "
+                                 "your own code reusing it is right")
             where = f"for k={k} on {n} {label} questions"
             if isinstance(got, bool) or not isinstance(got, (int, float)):
                 return incorrect(f"recall should return a number between 0 and 1, got {show(got)} {where}")
@@ -333,7 +346,7 @@ q3 = Exercise(
     "6.3", "recall@k, counted by hand",
     checker=_check_recall,
     ask="fill in recall(retriever, items, k): the share of items whose doc_id is among the first k documents the "
-        "retriever returns for the item's question, then run this cell again.",
+        "retriever returns for the item's question (counted yourself, without recall_at_k), then run this cell again.",
     hints=(
         "For one item: ask the retriever the item's question and look at the doc_id metadata of what comes back, in "
         "order. The item counts as found at k when its doc_id is among the first k.",

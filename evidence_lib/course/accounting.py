@@ -21,10 +21,10 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from .._answers import format_answer
-from ..audit._history import steps, text_of
 from .._documents import Document, baseline_dump
 from .._errors import to_json
 from .._measure import Size
+from ..audit._history import text_of
 from ..profiles import ARTICLE, profile_of
 from .readers import CarefulReader, sentence_around
 
@@ -226,8 +226,8 @@ def padded_totals(root: str | Path, mode: str, extras: Sequence[int], docs: Sequ
     No budget and no idle stop here: this measures what the budget and the stop rules exist to prevent.
     ``profile`` is the tools' reply format (the system prompt follows it).
     """
-    from .article import QUESTION
     from ..integrations.langchain._loop import LoopRules
+    from .article import QUESTION
     from .tasks import UNLIMITED, run_reader
 
     rules = LoopRules(max_turns=max(extras, default=0) + 8, max_calls_per_message=max(extras, default=0) + 4,

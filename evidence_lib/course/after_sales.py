@@ -10,9 +10,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from .._access import Access
-from ..disclosure._catalog import Catalog, Resource
-from ..disclosure._toolbox import APPROVER, FINANCE, LOGISTICS_LEAD, ToolSpec, Toolbox, tool_spec
 from .._errors import to_json
+from ..disclosure._catalog import Catalog, Resource
+from ..disclosure._toolbox import APPROVER, FINANCE, LOGISTICS_LEAD, Toolbox, ToolSpec, tool_spec
 
 TENANT = "shop-a"
 CST = timezone(timedelta(hours=8))

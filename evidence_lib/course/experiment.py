@@ -16,8 +16,8 @@ from .._documents import baseline_dump
 from .._errors import EvidenceError
 from .._index import EvidenceIndex
 from .._measure import Size, reduction_percent
-from ..profiles import COMPACT, profile_of
 from .._tools import evidence_tools, run_tool_call, tool_call
+from ..profiles import COMPACT, profile_of
 from .article import ANSWER, article_corpus
 
 #: The article's boundary checks: arguments for read_evidence and the code each must produce.

@@ -24,10 +24,10 @@ from typing import Any, Protocol
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
-from ..disclosure._gate import AnswerGate
 from .._errors import EvidenceError, error_payload
 from .._toolkit import tool_call
-from .scripted import ScriptRun, ScriptedReturnShippingPolicy, drive
+from ..disclosure._gate import AnswerGate
+from .scripted import ScriptedReturnShippingPolicy, ScriptRun, drive
 
 #: 批准退款 "approve the refund": the words that make this reader act.
 TRIGGER = "批准退款"

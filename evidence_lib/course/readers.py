@@ -26,8 +26,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from .._answers import format_answer, insufficient_answer
-from ..audit._history import Step, steps, text_of
 from .._errors import TASK_WIDE
+from ..audit._history import Step, steps, text_of
 from ..profiles._compact import window
 
 __all__ = ["CARELESS_READERS", "PLANTED_CALL", "TASK_WIDE", "AbsenceReader", "BudgetIgnorer", "CarefulReader",

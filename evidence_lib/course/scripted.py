@@ -16,8 +16,9 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
-from ..disclosure._gate import AnswerGate
 from .._toolkit import run_tool_call, tool_call
+from ..disclosure._gate import AnswerGate
+
 
 @dataclass
 class ScriptRun:

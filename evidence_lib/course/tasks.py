@@ -16,11 +16,11 @@ from langchain_core.messages import BaseMessage
 
 from .._documents import Document
 from .._index import EvidenceIndex
-from ..integrations.langchain._loop import LoopResult, LoopRules, run_loop
 from .._ledger import Budget, Ledger
+from .._tools import evidence_tools
+from ..integrations.langchain._loop import LoopResult, LoopRules, run_loop
 from ..profiles import profile_of
 from ..retrieval._corpora import pydoc_corpus
-from .._tools import evidence_tools
 from .article import ANSWER, ANSWER_DOC_ID, NO_ANSWER, QUESTION, article_corpus
 from .readers import CarefulReader, PolicyChatModel
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any

@@ -16,7 +16,6 @@ said once on stderr, by its name.
 from __future__ import annotations
 
 import itertools
-import os
 import secrets
 import sys
 import threading

@@ -33,8 +33,18 @@ from .._documents import Document
 from .._errors import EvidenceError
 from . import _artifacts as artifacts
 from ._common import (
-    DEFAULT_STORE_TTL, MAX_KEY_CHARS,
-    check_text, to_us, expiry_us, alive, SnapshotKey, SnapRow, DocRow, ChunkRow, WsKey, document_row,
+    DEFAULT_STORE_TTL,
+    MAX_KEY_CHARS,
+    ChunkRow,
+    DocRow,
+    SnapRow,
+    SnapshotKey,
+    WsKey,
+    alive,
+    check_text,
+    document_row,
+    expiry_us,
+    to_us,
 )
 from ._ledger import StoreLedger
 from ._snapshot import StoreSnapshot

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from hashlib import sha256
 from typing import Any, Protocol
 
@@ -42,14 +42,14 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_KEY_CHARS = 256
 #: The longest title a store accepts (a listing shows at most ``tools.MAX_TITLE_CHARS`` of it).
 MAX_STORED_TITLE_CHARS = 4096
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: The last representable time (``datetime.max``, in UTC) in microseconds: no expiry lies past it.
-MAX_US = (datetime.max.replace(tzinfo=timezone.utc) - EPOCH) // timedelta(microseconds=1)
+MAX_US = (datetime.max.replace(tzinfo=UTC) - EPOCH) // timedelta(microseconds=1)
 
 
 def system_clock() -> datetime:
     """The wall clock, for production callers; tests and notebooks inject a ManualClock instead."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 # -- validation: one place, every backend ----------------------------------------------------------------

@@ -22,10 +22,22 @@ from .. import _calls as calls
 from .._access import Action, Principal, allowed
 from .._errors import EvidenceError
 from .._index import IndexEntry, Snapshot, sha256_hex, text_range
-from .._locate import LocateOptions, find as scan_find, find_all, wrap_points
+from .._locate import LocateOptions, find_all, wrap_points
+from .._locate import find as scan_find
 from .._toolkit import clean_text
-from ._common import CHUNK_CHARS, MIN_INDEXED_CHARS, OVERLAP_CHARS, DocRow, SnapRow, SnapshotStorage, \
-    access_from_json, alive, check_text, from_us, gram_term
+from ._common import (
+    CHUNK_CHARS,
+    MIN_INDEXED_CHARS,
+    OVERLAP_CHARS,
+    DocRow,
+    SnapRow,
+    SnapshotStorage,
+    access_from_json,
+    alive,
+    check_text,
+    from_us,
+    gram_term,
+)
 
 __all__ = ["BATCH_CHUNKS", "StoreSnapshot", "indexable", "literal_pieces", "prefetch"]
 
@@ -429,7 +441,7 @@ def prefetch(snaps: Sequence[StoreSnapshot], term: str, options: LocateOptions |
         for t in terms:
             todo = [(s, st) for s, st in held if t not in st.candidates]
             if todo:
-                for s, st in todo:
+                for _, st in todo:
                     st.candidates[t] = set()
                 by_id = {s.row.snap_id: st for s, st in todo}
                 for snap_id, d, c in r.candidates_many([(s.row.snap_id, t) for s, _ in todo]):

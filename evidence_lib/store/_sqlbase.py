@@ -19,8 +19,21 @@ from .. import _calls as calls
 from .._documents import Document
 from .._errors import EvidenceError
 from ._base import EvidenceStore
-from ._common import ARTIFACT_PREFIX, GRAM_RANGES_ID, MAX_US, OWNER_PREFIX, ChunkRow, DocRow, SnapRow, SnapshotKey, \
-    WsKey, artifact_query, document_row, is_artifact_query, session_of
+from ._common import (
+    ARTIFACT_PREFIX,
+    GRAM_RANGES_ID,
+    MAX_US,
+    OWNER_PREFIX,
+    ChunkRow,
+    DocRow,
+    SnapRow,
+    SnapshotKey,
+    WsKey,
+    artifact_query,
+    document_row,
+    is_artifact_query,
+    session_of,
+)
 from ._ledger import COUNTERS, LIMITS
 
 __all__ = ["ENTRY_COLUMNS", "IS_ARTIFACT", "MIGRATIONS", "Q", "SCHEMA_VERSION", "SESSION_TABLES", "SNAP",

@@ -24,7 +24,8 @@ from .._access import Access, Action, Principal, allowed
 from .._errors import EvidenceError
 from .._index import PREVIEW_CHARS, IndexEntry, Snapshot, text_range
 from .._lines import text_line, token
-from .._locate import LocateOptions, find as scan_find
+from .._locate import LocateOptions
+from .._locate import find as scan_find
 from ._common import DEFAULT_STORE_TTL, MAX_KEY_CHARS, alive, check_text, expiry_us, from_us, sha256_text
 
 __all__ = ["ENTRY_PATH", "KINDS", "MAX_FILE_CHARS", "TaskWorkspace", "kind_of"]

@@ -34,9 +34,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.tools import BaseTool
 
 from ..._answers import SYSTEM_PROMPT
-from ...audit._history import Step, steps, text_of
 from ..._errors import LOOP_STOP_REASONS, TASK_WIDE, EvidenceError
 from ..._toolkit import clean_text, refusal_message, run_tool_call
+from ...audit._history import Step, steps, text_of
 
 __all__ = ["LOOP_STOP_REASONS", "READ_ONLY_TOOLS", "LoopResult", "LoopRules", "evidence_found",
            "run_loop", "sleep_latency", "stop_rule"]

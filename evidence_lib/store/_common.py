@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from hashlib import sha256
@@ -24,8 +26,9 @@ from .._toolkit import clean_text
 
 __all__ = ["ARTIFACT_PREFIX", "CHUNK_CHARS", "DEFAULT_STORE_TTL", "EPOCH", "GRAM_CLASS", "GRAM_RANGES_ID",
            "INT64_MAX", "INT64_MIN", "MAX_GRAM_CHARS", "MAX_KEY_CHARS", "MAX_STORED_TITLE_CHARS", "MAX_US",
-           "MIN_INDEXED_CHARS", "OVERLAP_CHARS", "OWNER_PREFIX", "ChunkRow", "DocRow", "SnapRow", "SnapshotKey",
-           "SnapshotStorage", "WsKey", "access_from_json", "access_json", "alive", "artifact_query", "check_int64",
+           "MIN_INDEXED_CHARS", "OVERLAP_CHARS", "OWNER_PREFIX", "ChunkRow", "DocRow", "LedgerTxn", "SnapRow",
+           "SnapshotKey", "SnapshotReader", "SnapshotStorage", "WorkspaceTxn", "WsKey", "access_from_json",
+           "access_json", "alive", "artifact_query", "check_int64",
            "check_text", "chunk_rows", "cjk_grams", "document_row", "expiry_us", "from_us", "gram_term",
            "is_artifact_query", "owner_session", "session_of", "sha256_text", "system_clock", "to_us", "ttl_us"]
 
@@ -255,6 +258,43 @@ def cjk_grams(body: str) -> set[str]:
     return grams
 
 
+class SnapshotReader(Protocol):
+    """One read transaction of the page-serving path, what :meth:`~evidence_lib.store._base.StoreBackend.reading`
+    yields: whether a snapshot is still published, the index's candidate chunks of a term, and chunks by runs
+    ``(doc_no, lo, hi)``; the ``_many`` forms ask for several snapshots in one query (each row starts with its id)."""
+
+    def published(self, snap_id: int) -> bool: ...
+    def candidates(self, snap_id: int, term: str) -> list[tuple[int, int]]: ...
+    def candidates_many(self, items: list[tuple[int, str]]) -> list[tuple[int, int, int]]: ...
+    def chunks(self, snap_id: int, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, str, str]]: ...
+    def chunks_many(self, wanted: list[tuple[int, list[tuple[int, int, int]]]]
+                    ) -> list[tuple[int, int, int, str, str]]: ...
+
+
+class LedgerTxn(Protocol):
+    """A ledger's transaction, what :meth:`~evidence_lib.store._base.StoreBackend.ledger_txn` yields under the
+    ledger's lock: its stored counters (None: the ledger is gone), its reads, and one entry's write."""
+
+    @property
+    def counters(self) -> dict[str, int] | None: ...
+    def doc_reads(self, doc_id: str) -> int: ...
+    def reads_of(self, doc_id: str, sha256: str) -> list[tuple[Any, ...]]: ...
+    def write(self, row: tuple[Any, ...], counters: dict[str, int],
+              excerpts: Sequence[tuple[Any, ...]] = ()) -> None: ...
+
+
+class WorkspaceTxn(Protocol):
+    """A workspace's transaction, what :meth:`~evidence_lib.store._base.StoreBackend.workspace_txn` yields under the
+    workspace's lock: its state ``(created_us, expires_us, version)`` (None: not created yet) and its files."""
+
+    @property
+    def state(self) -> tuple[int, int, int] | None: ...
+    def files(self) -> list[tuple[Any, ...]]: ...
+    def put(self, row: tuple[Any, ...]) -> None: ...
+    def delete(self, path: str) -> None: ...
+    def set_state(self, created: int, expires: int, version: int) -> None: ...
+
+
 class SnapshotStorage(Protocol):
     """The part of a store a :class:`~evidence_lib.store._snapshot.StoreSnapshot` reads through (every
     :class:`~evidence_lib.store._base.EvidenceStore` is one)."""
@@ -262,5 +302,4 @@ class SnapshotStorage(Protocol):
     backend: str
 
     def now_us(self) -> int: ...
-    def _row(self, snap_id: int) -> SnapRow | None: ...
-    def _reading(self) -> Any: ...
+    def reading(self) -> AbstractContextManager[SnapshotReader]: ...

@@ -31,6 +31,7 @@ from ._common import (
     OVERLAP_CHARS,
     DocRow,
     SnapRow,
+    SnapshotReader,
     SnapshotStorage,
     access_from_json,
     alive,
@@ -151,7 +152,7 @@ class StoreSnapshot:
         if call is not None:
             call.alive = True
 
-    def _published(self, reader, call: _Call | None) -> None:
+    def _published(self, reader: SnapshotReader, call: _Call | None) -> None:
         """The published check inside the transaction ``reader``, unless ``call`` made it already."""
         if call is not None and call.alive:
             return

@@ -66,11 +66,12 @@ def _parts(m: BaseMessage) -> dict[str, Size]:
     if isinstance(m, HumanMessage):
         return {"user": _size(text), "wrappers": _size(to_json({"role": "user", "content": ""}))}
     if isinstance(m, ToolMessage):
-        env = {"role": "tool", "tool_call_id": m.tool_call_id, "content": ""}
+        env: dict[str, Any] = {"role": "tool", "tool_call_id": m.tool_call_id, "content": ""}
         return {"tool_outputs": _size(text), "wrappers": _size(to_json(env))}
     if isinstance(m, AIMessage):
-        calls = [(c.get("id"), c.get("name"), to_json(c.get("args"))) for c in m.tool_calls]
-        calls += [(c.get("id"), c.get("name"), c.get("args") if isinstance(c.get("args"), str) else "")
+        calls: list[tuple[str | None, str | None, str]] = [(c.get("id"), c.get("name"), to_json(c.get("args")))
+                                                           for c in m.tool_calls]
+        calls += [(c.get("id"), c.get("name"), a if isinstance(a := c.get("args"), str) else "")
                   for c in m.invalid_tool_calls]
         env = {"role": "assistant", "content": "",
                "tool_calls": [{"id": i, "type": "function", "function": {"name": n, "arguments": ""}} for i, n, _ in calls]}

@@ -107,8 +107,8 @@ def draw(diagram: Diagram) -> Figure:
             _frame(ax, diagram.frame)
         for b in diagram.boxes:
             _box(ax, b)
-        for a, b in diagram.arrows:
-            ax.add_patch(FancyArrowPatch(*_ends(boxes[a], boxes[b]), arrowstyle="-|>", mutation_scale=12,
+        for src, dst in diagram.arrows:
+            ax.add_patch(FancyArrowPatch(*_ends(boxes[src], boxes[dst]), arrowstyle="-|>", mutation_scale=12,
                                          color="#444444", lw=1.2))
     return fig
 

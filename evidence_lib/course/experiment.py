@@ -47,9 +47,9 @@ def run_article(root: str | Path | None = None, profile: str = "article") -> dic
     baseline = baseline_dump(docs)
     listing = run_tool_call(tools, tool_call("search_evidence", {"query": "批处理上限"}, "search-1"))
     positions = run_tool_call(tools, tool_call("locate_evidence", {"term": "单批上限"}, "locate-1"))
-    hit = json.loads(positions.content)[0]
+    hit = json.loads(positions.text)[0]
     page = run_tool_call(tools, tool_call("read_evidence", {**hit, "limit": 300}, "read-1"))
-    body = json.loads(page.content)
+    body = json.loads(page.text)
     assert body["text"] == ANSWER and body["next_offset"] is None
 
     first_page = json.loads(read.invoke({"doc_id": hit["doc_id"], "limit": 800}))

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 from langchain_core.messages import ToolMessage
 
@@ -125,9 +126,10 @@ class ToolStep:
                 f"total {self.total_bytes:>6,} B {self.total_tokens:>5,} tok")
 
 
-def _body(message: ToolMessage):
+def _body(message: ToolMessage) -> Any:
+    content = message.content
     try:
-        return json.loads(message.content)
+        return json.loads(content) if isinstance(content, str) else None
     except (TypeError, ValueError):
         return None
 

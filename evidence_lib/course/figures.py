@@ -19,13 +19,16 @@ import string
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 from matplotlib import font_manager
 from matplotlib.figure import Figure
 from matplotlib.ft2font import FT2Font
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 _PNG_META = {"Software": None}
 _SVG_META = {"Date": None, "Creator": None}
@@ -80,7 +83,7 @@ def drawn_characters(lang: str = "zh") -> str:
     return "".join(sorted(chars - set("\n")))
 
 
-def style(lang: str = "en") -> dict[str, Any]:
+def style(lang: str = "en") -> dict[RcKeyType, Any]:
     """rcParams for stable, readable figures; Chinese falls back from DejaVu Sans to the shipped CJK font."""
     families = ["DejaVu Sans", cjk_family()] if lang == "zh" else ["DejaVu Sans"]
     return {"svg.hashsalt": "evidence-lib", "svg.fonttype": "path", "font.family": families,

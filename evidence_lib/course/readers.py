@@ -151,7 +151,8 @@ class Seen:
 
     def tried(self) -> list[str]:
         """The terms this task has located, in order."""
-        return [s.args.get("term") for s in self.here if s.name == "locate_evidence" and s.args]
+        return [t for s in self.here
+                if s.name == "locate_evidence" and s.args and isinstance(t := s.args.get("term"), str)]
 
     def reads_asked(self) -> set[tuple[Any, Any]]:
         """``(doc_id, offset)`` of every read this task asked for."""
@@ -304,10 +305,10 @@ class RereadReader(CarefulReader):
     def decide(self):
         msg = super().decide()
         term, hits = self.seen.located(self.max_hits)
-        reads = [s for s in self.seen.here if s.name == "read_evidence" and s.args]
+        reads = [s.args for s in self.seen.here if s.name == "read_evidence" and s.args]
         if not msg.tool_calls and term is not None and not self.seen.exhausted() and reads \
                 and len(reads) < 2 * len(hits):  # about to answer: ask for every read again
-            return self.send(*(ask("read_evidence", **s.args) for s in reads))
+            return self.send(*(ask("read_evidence", **args) for args in reads))
         return msg
 
 

@@ -137,7 +137,7 @@ def run_setting(reader_cls: type[CarefulReader], habit: str, root: str | Path, p
     root = Path(root)
     docs = planted_corpus() if s.corpus == "planted" else article_corpus()
     reader = reader_cls(s.terms)
-    kw = {"budget": s.budget, "rules": s.rules, "profile": profile}
+    kw: dict[str, Any] = {"budget": s.budget, "rules": s.rules, "profile": profile}
     if not s.revised:
         return run_reader(reader, root / "a", docs, **kw)
     first = run_reader(CarefulReader(s.terms), root / "a", docs, **kw)

@@ -239,8 +239,8 @@ def _check_smallest_top_k(smallest_top_k: Any) -> Result:
     if not callable(smallest_top_k):
         return incorrect(f"smallest_top_k should be a function of (docs, answer), got {show(smallest_top_k)}")
     first = None
-    for label, docs in _ranking_cases():
-        docs = list(docs)
+    for label, ranking in _ranking_cases():
+        docs = list(ranking)
         expected = min(k for k in range(1, len(docs) + 1) if _keeps(docs, k))
         first = first or expected
         got = call(smallest_top_k, list(docs), ANSWER, name="smallest_top_k")
@@ -259,10 +259,10 @@ def _check_smallest_top_k(smallest_top_k: Any) -> Result:
         if got < expected:
             return incorrect(f"docs[:{got}] does not contain the answer {where}")
         return incorrect(f"top_k={got} keeps the answer {where}, but a smaller top_k does too")
-    docs = article_corpus()
-    k = min(k for k in range(1, len(docs) + 1) if _keeps(docs, k))
+    corpus = article_corpus()
+    k = min(k for k in range(1, len(corpus) + 1) if _keeps(corpus, k))
     return correct(f"smallest_top_k agrees on {len(_ranking_cases())} rankings. For the article's, top_k={k} keeps "
-                   f"{ANSWER_DOC_ID} and sends {utf8_bytes(baseline_dump(docs[:k])):,} bytes; but only because you "
+                   f"{ANSWER_DOC_ID} and sends {utf8_bytes(baseline_dump(corpus[:k])):,} bytes; but only because you "
                    "knew where the answer was. A real retriever's ranking moves (the checker's did), and cutting "
                    "top_k trades recall for bytes.")
 

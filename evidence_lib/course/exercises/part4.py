@@ -352,7 +352,7 @@ def _toolbox():
 def _agent() -> Principal:
     from ..after_sales import TENANT
 
-    return Principal(TENANT, "agent-7", groups={"support"})
+    return Principal(TENANT, "agent-7", groups=frozenset({"support"}))
 
 
 #: The support agent the application authenticated (q4).

@@ -38,7 +38,7 @@ def shifted_corpus() -> list[Document]:
     docs = article_corpus()
     d09 = next(d for d in docs if d.doc_id == "d09")
     cut_at = d09.text.index("。", 2000) + 1
-    moved = {ANSWER_DOC_ID: None, "d09": d09.text[:cut_at] + ANSWER + d09.text[cut_at:]}
+    moved = {"d09": d09.text[:cut_at] + ANSWER + d09.text[cut_at:]}  # and the answer's sentence removed
     out = []
     for d in docs:
         if d.doc_id == ANSWER_DOC_ID:
@@ -74,7 +74,7 @@ def careful_history(docs: list[Document], root: str | Path) -> tuple[list[BaseMe
     from ..tasks import run_reader
 
     run = run_reader(CarefulReader([TERM], before=200, limit=400), root, docs)
-    (cited,) = parse_answer(run.result.answer).citations
+    (cited,) = parse_answer(run.result.answer or "").citations
     return list(run.messages[:-1]), cited
 
 

@@ -19,15 +19,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from .._errors import EvidenceError
 from .._ledger import Budget, Ledger, LedgerEntry, ReadRecord, Tally
 from .._paging import covering_reads
-from ._common import DEFAULT_STORE_TTL, MAX_KEY_CHARS, LedgerTxn, check_int64, check_text, expiry_us, to_us, ttl_us
-
-if TYPE_CHECKING:
-    from ._base import EvidenceStore
+from ._common import (
+    DEFAULT_STORE_TTL,
+    MAX_KEY_CHARS,
+    LedgerStorage,
+    LedgerTxn,
+    check_int64,
+    check_text,
+    expiry_us,
+    to_us,
+    ttl_us,
+)
 
 __all__ = ["COUNTERS", "LIMITS", "StoreLedger", "budget_limits", "entry_from_row", "entry_row"]
 
@@ -68,7 +74,7 @@ class StoreLedger(Ledger):
     the stored ledger expired: then it starts anew). It expires ``ttl`` after its last entry.
     """
 
-    def __init__(self, store: EvidenceStore, tenant: str, session: str, task: str, budget: Budget | None = None, *,
+    def __init__(self, store: LedgerStorage, tenant: str, session: str, task: str, budget: Budget | None = None, *,
                  ttl: timedelta = DEFAULT_STORE_TTL) -> None:
         self.store = store
         self.key = (check_text(tenant, "tenant", lo=1, hi=MAX_KEY_CHARS),

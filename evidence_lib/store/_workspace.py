@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._access import Access, Action, Principal, allowed
 from .._errors import EvidenceError
@@ -30,6 +30,7 @@ from .._locate import find as scan_find
 from ._common import (
     DEFAULT_STORE_TTL,
     MAX_KEY_CHARS,
+    WorkspaceStorage,
     WorkspaceTxn,
     alive,
     check_text,
@@ -37,9 +38,6 @@ from ._common import (
     from_us,
     sha256_text,
 )
-
-if TYPE_CHECKING:
-    from ._base import EvidenceStore
 
 __all__ = ["ENTRY_PATH", "KINDS", "MAX_FILE_CHARS", "TaskWorkspace", "kind_of"]
 
@@ -56,7 +54,7 @@ def kind_of(path: str) -> str:
 class TaskWorkspace:
     """Plans, notes and intermediate results of one task, readable through the evidence tools."""
 
-    def __init__(self, store: EvidenceStore, principal: Principal, session: str, *, ttl: timedelta = DEFAULT_STORE_TTL) -> None:
+    def __init__(self, store: WorkspaceStorage, principal: Principal, session: str, *, ttl: timedelta = DEFAULT_STORE_TTL) -> None:
         if not isinstance(principal, Principal):
             raise TypeError("a workspace belongs to a Principal")
         self.store, self.principal = store, principal

@@ -181,7 +181,7 @@ class PaddedReader(CarefulReader):
     ``"idle"`` one tiny call per model call (a locate of a term that is not there): turns that read nothing.
     """
 
-    def __init__(self, terms, extra: int = 0, mode: str = "turns", **kw: Any) -> None:
+    def __init__(self, terms: Sequence[str], extra: int = 0, mode: str = "turns", **kw: Any) -> None:
         super().__init__(terms, **kw)
         self.extra, self.mode = extra, mode
 

@@ -12,6 +12,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from langchain_core.tools import BaseTool
+
 from .._documents import baseline_dump
 from .._errors import EvidenceError
 from .._index import EvidenceIndex
@@ -90,7 +92,7 @@ def _table(hits: int, before: Size, after: Size) -> dict[str, Any]:
     }
 
 
-def _refusal(tool, args: dict[str, Any]) -> str | None:
+def _refusal(tool: BaseTool, args: dict[str, Any]) -> str | None:
     try:
         tool.invoke(args)
     except EvidenceError as e:

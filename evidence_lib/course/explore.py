@@ -21,6 +21,7 @@ from functools import cache
 from typing import Any
 
 from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
 
 from .._documents import Document, baseline_dump
 from .._index import EvidenceIndex
@@ -137,7 +138,7 @@ def _body(message: ToolMessage) -> Any:
 class _Transcript:
     """Runs calls through :func:`run_tool_call` and keeps the measured steps in order."""
 
-    def __init__(self, tools) -> None:
+    def __init__(self, tools: Sequence[BaseTool]) -> None:
         self.tools = tools
         self.steps: list[ToolStep] = []
 

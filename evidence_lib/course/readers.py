@@ -19,10 +19,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from .._answers import format_answer, insufficient_answer
@@ -50,7 +51,8 @@ class PolicyChatModel(BaseChatModel):
                   **kwargs: Any) -> ChatResult:
         return ChatResult(generations=[ChatGeneration(message=self.reader.respond(list(messages)))])
 
-    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any):
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None,
+                   **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
         """Bind the tools' OpenAI schemas, as a provider's client does (the reader does not need them)."""
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
@@ -58,7 +60,8 @@ class PolicyChatModel(BaseChatModel):
 class ScriptedChatModel(FakeMessagesListChatModel):
     """langchain-core's ``FakeMessagesListChatModel`` plus ``bind_tools``: replays fixed messages (bad ones too)."""
 
-    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any):
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None,
+                   **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
 

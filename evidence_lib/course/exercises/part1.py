@@ -10,7 +10,7 @@ notebook 01's outputs, or from this part's, cannot pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -221,7 +221,7 @@ print((start, end), d03.text[start:end])
 
 # -- q3 · the smallest top_k that keeps the answer ------------------------------------------------------
 
-def _keeps(docs, k: int, answer: str = ANSWER) -> bool:
+def _keeps(docs: Sequence[Document], k: int, answer: str = ANSWER) -> bool:
     return any(answer in d.text for d in docs[:k])
 
 

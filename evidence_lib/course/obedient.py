@@ -50,7 +50,7 @@ def section_text(message: ToolMessage) -> str | None:
     if message.status == "error":
         return None
     try:
-        body = json.loads(message.content)  # type: ignore[arg-type]
+        body = json.loads(message.content) if isinstance(message.content, str) else None
     except (TypeError, ValueError):
         return None
     if isinstance(body, dict) and body.get("kind") == "data" and isinstance(body.get("text"), str):

@@ -199,7 +199,7 @@ def _prefiltered(retriever: BaseRetriever, visible: Callable[[LCDocument], bool]
     if how == "allowed":
         return retriever.model_copy(update={"allowed": visible})
     if how == "filter":
-        kwargs = retriever.search_kwargs  # type: ignore[attr-defined]
+        kwargs = retriever.search_kwargs  # type: ignore[attr-defined]  # _filters_first found it (a dict)
         own = kwargs.get("filter")
         both = visible if own is None else (lambda d: visible(d) and bool(own(d)))
         return retriever.model_copy(update={"search_kwargs": {**kwargs, "filter": both}})

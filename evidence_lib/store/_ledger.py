@@ -97,7 +97,7 @@ class StoreLedger(Ledger):
 
     # -- where the entries live ----------------------------------------------------------------------
     @property
-    def entries(self) -> list[LedgerEntry]:  # type: ignore[override]
+    def entries(self) -> list[LedgerEntry]:  # type: ignore[override]  # Ledger's list; here read from the store
         excerpts: dict[int, list[ReadRecord]] = {}
         for step, *x in self.store.ledger_excerpts(self.lid):
             excerpts.setdefault(step, []).append(ReadRecord(*x))

@@ -216,9 +216,9 @@ class PostgresStore(SQLStore):
         q("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("\x1f".join(parts),))
 
     def _before_candidates(self, q: Q) -> None:
-        if not getattr(q, "no_seqscan", False):  # once per transaction: SET LOCAL lasts until it ends
+        if not q.no_seqscan:  # once per transaction: SET LOCAL lasts until it ends
             q("SET LOCAL enable_seqscan = off")  # a seq scan would read every tenant's rows (the rest of this read too)
-            q.no_seqscan = True  # type: ignore[attr-defined]
+            q.no_seqscan = True
 
     def _candidate_query(self, snap_id: int, term: str) -> tuple[str, tuple]:
         if gram_term(term):  # a CJK unigram or bigram: the gram index's chunks of this snapshot holding it

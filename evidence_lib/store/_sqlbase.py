@@ -60,6 +60,7 @@ class Q:
 
     def __init__(self, cursor: Any, rewrite: bool) -> None:
         self.cursor, self.rewrite = cursor, rewrite
+        self.no_seqscan = False  # PostgreSQL: sequential scans already turned off in this transaction
 
     def __call__(self, sql: str, params: tuple | list = ()) -> Any:
         self.cursor.execute(sql.replace("?", "%s") if self.rewrite else sql, params)

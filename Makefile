@@ -16,12 +16,13 @@ LAB_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
 RUN_NBVAL = ws=$$(mktemp -d) && trap 'rm -rf "$$ws"' EXIT && trap 'exit 130' INT TERM && \
             EVIDENCE_WORKSPACE="$$ws" $(BIN)/python -m pytest $(NBVAL) notebooks
 
-.PHONY: bench-eval bench-offload setup venv fonts lab test test-browser test-lib test-notebooks check-notebooks execute figures bench article clean help \
+.PHONY: bench-eval bench-offload setup venv fonts lab lint test test-browser test-lib test-notebooks check-notebooks execute figures bench article clean help \
         postgres-up postgres-down test-store bench-store site test-site site-font lab-font mcp-clients mcp-conformance bench-mcp
 
 help:
 	@echo "make lab            open JupyterLab on notebooks/ (sets everything up first)"
-	@echo "make test           run every test: library, environment, notebooks (strict nbval); reports both parts"
+	@echo "make test           run every test: lint, library, environment, notebooks (strict nbval); reports each part"
+	@echo "make lint           mypy on the package and ruff on the code (MYPY_PATHS=..., RUFF_PATHS=... for a subset)"
 	@echo "make check-notebooks check how the notebooks on disk would be committed (execution counts, outputs): before a commit, CI"
 	@echo "make test-browser   JupyterLab in headless Chromium: move a live-explorer slider; Chinese drawn by the project's font without system CJK fonts"
 	@echo "make figures        regenerate the article figures into figures/"
@@ -45,7 +46,7 @@ help:
 # scripts/setup_venv.py: the venv, then uv (from PyPI, into the venv) installs the package with its extras, using
 # pip's configuration (indexes, find-links, constraints, CA bundle); pip takes over if uv cannot (INSTALLER=pip
 # chooses pip). A line at least every 10 s, so the first run never looks stuck.
-EXTRAS := notebook,test,browser,bench,agents,course,mcp
+EXTRAS := notebook,test,lint,browser,bench,agents,course,mcp
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
 	 || { echo "setup: needs Python >= 3.11 as '$(PYTHON)' (found: $$($(PYTHON) -V 2>&1)); try make PYTHON=python3.12"; exit 1; }
@@ -83,27 +84,45 @@ lab: setup
 	 JUPYTERLAB_WORKSPACES_DIR="$${JUPYTERLAB_WORKSPACES_DIR:-$$user/lab/workspaces}" \
 	 $(BIN)/jupyter lab --ServerApp.root_dir=notebooks --LabApp.custom_css=True $(LAB_ROOT) $(LAB_ARGS)
 
+# The type checker and the linter, configured in pyproject.toml ([tool.mypy], [tool.ruff]): both run, and the last
+# line reports both. A subset: `make lint MYPY_PATHS=evidence_lib/store RUFF_PATHS=evidence_lib/store`, or the
+# commands themselves (`.venv/bin/mypy evidence_lib/store`, `.venv/bin/ruff check evidence_lib/store`).
+MYPY_PATHS ?= evidence_lib
+RUFF_PATHS ?= evidence_lib tests scripts bench lab
+lint: setup
+	@echo "lint: mypy $(MYPY_PATHS); ruff check $(RUFF_PATHS)"
+	@$(BIN)/mypy $(MYPY_PATHS); mypy=$$?; \
+	 $(BIN)/ruff check --output-format concise $(RUFF_PATHS); ruff=$$?; \
+	 verdict() { if [ "$$1" = 0 ]; then echo passed; else echo "FAILED (exit $$1: the lines above name each error)"; fi; }; \
+	 echo "lint: mypy $$(verdict $$mypy); ruff $$(verdict $$ruff)"; \
+	 [ "$$mypy" = 0 ] && [ "$$ruff" = 0 ]
+
 # One line per test file as it runs (collecting the library tests takes about 10 s first); the library run ends with
 # a line saying whether PostgreSQL was tested (tests/conftest.py): `make test-store` or EVIDENCE_PG_DSN tests it.
-# The notebooks run even when a library test failed; the last line reports both, and make test fails if either
-# did. A notebook the learner ran in the lab is tested as saved (nbval); the hygiene checks read the committed
-# versions (tests/test_notebooks.py), so re-running a cell never fails them. Ctrl-C stops the whole run.
+# Lint, the library tests and the notebooks each run whatever the one before gave; the last line reports all three,
+# and make test fails if any did. A notebook the learner ran in the lab is tested as saved (nbval); the hygiene
+# checks read the committed versions (tests/test_notebooks.py), so re-running a cell never fails them. Ctrl-C stops
+# the whole run.
 LIB_TESTS := $(BIN)/python -m pytest tests
+LINT := $(MAKE) --no-print-directory lint
 test: setup
-	@echo "test 1/2: library tests (pytest tests/: library, CLI, environment, notebook hygiene, exercises; one line per file)"
+	@echo "test 1/3: lint (mypy and ruff, as make lint)"
 	@trap 'exit 130' INT TERM; \
+	 $(LINT); lint=$$?; \
+	 echo "test 2/3: library tests (pytest tests/: library, CLI, environment, notebook hygiene, exercises; one line per file)"; \
 	 $(LIB_TESTS); lib=$$?; \
-	 echo "test 2/2: notebooks (strict nbval, one line per notebook, in a temporary EVIDENCE_WORKSPACE)"; \
+	 echo "test 3/3: notebooks (strict nbval, one line per notebook, in a temporary EVIDENCE_WORKSPACE)"; \
 	 ( $(RUN_NBVAL) ); nb=$$?; \
 	 verdict() { if [ "$$1" = 0 ]; then echo passed; else echo "FAILED (pytest exit $$1: its summary above lists them)"; fi; }; \
-	 echo "test: library tests $$(verdict $$lib); notebooks $$(verdict $$nb)"; \
+	 if [ "$$lint" = 0 ]; then linted=passed; else linted="FAILED (its lint: line above says which)"; fi; \
+	 echo "test: lint $$linted; library tests $$(verdict $$lib); notebooks $$(verdict $$nb)"; \
 	 changed=$$(git status --porcelain -- notebooks 2>/dev/null | sed -n 's/^.. \(.*\.ipynb\)$$/\1/p'); \
 	 if [ "$$nb" != 0 ] && [ -n "$$changed" ]; then \
 	   echo "test: nbval tests the notebooks as saved, and these differ from the committed copies (your runs in the lab):"; \
 	   echo "$$changed" | sed 's/^/        /'; \
 	   echo "      \`git checkout -- <path>\` restores one, dropping your changes (\`git stash\` sets them all aside instead)"; \
 	 fi; \
-	 [ "$$lib" = 0 ] && [ "$$nb" = 0 ]
+	 [ "$$lint" = 0 ] && [ "$$lib" = 0 ] && [ "$$nb" = 0 ]
 
 # How the notebooks are committed (execution counts 1 to n, the kernelspec, no errors or machine paths in outputs),
 # checked on the files on disk: before a commit, and in CI (.ci/run). `make test` checks the committed versions

@@ -29,8 +29,8 @@ from pathlib import Path
 
 from langchain_core.messages import SystemMessage, convert_to_openai_messages
 
-from evidence_lib.course.readers import CARELESS_READERS, CarefulReader
 from evidence_lib.audit._report import audit, load_history
+from evidence_lib.course.readers import CARELESS_READERS, CarefulReader
 from evidence_lib.course.tasks import run_setting
 
 OUT = Path(__file__).resolve().parent / "results" / "audit.json"

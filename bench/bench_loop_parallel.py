@@ -28,9 +28,9 @@ from langchain_core.messages import AIMessage
 
 from evidence_lib import Budget, EvidenceIndex, Ledger, evidence_tools
 from evidence_lib.course.article import article_corpus
-from evidence_lib.integrations.langchain._loop import LoopRules, run_loop
 from evidence_lib.course.readers import ScriptedChatModel
 from evidence_lib.course.slow import SlowIndex
+from evidence_lib.integrations.langchain._loop import LoopRules, run_loop
 
 OUT = Path(__file__).resolve().parent / "results" / "loop_parallel.json"
 

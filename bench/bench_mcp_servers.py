@@ -48,12 +48,20 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 
 from evidence_lib._answers import format_answer
+from evidence_lib._index import EvidenceIndex
 from evidence_lib.course.mcp_session import McpSession
 from evidence_lib.eval._answered import answer_citation
-from evidence_lib.eval._flows import (MAX_CALLS, Run, _manifest_shown, _reading, choose, read_in_turn,
-                                     read_where_evidence_is, reader_words)
+from evidence_lib.eval._flows import (
+    MAX_CALLS,
+    Run,
+    _manifest_shown,
+    _reading,
+    choose,
+    read_in_turn,
+    read_where_evidence_is,
+    reader_words,
+)
 from evidence_lib.eval._run import load_qa
-from evidence_lib._index import EvidenceIndex
 from evidence_lib.profiles import COMPACT, excerpts
 from evidence_lib.retrieval._corpora import folder_corpus, pydoc_corpus
 

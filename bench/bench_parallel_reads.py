@@ -32,7 +32,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -42,15 +42,15 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from evidence_lib import Budget, Document, EvidenceIndex, Ledger, ManualClock, Principal, evidence_tools
 from evidence_lib.course.readers import ScriptedChatModel
-from evidence_lib.integrations.langchain._harness import evidence_middleware
 from evidence_lib.course.slow import SlowIndex
+from evidence_lib.integrations.langchain._harness import evidence_middleware
 from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
 from evidence_lib.store import MemoryStore, SQLiteStore
 
 OUT = Path(__file__).resolve().parent / "results" / "parallel_reads.json"
 READS = 4
 TARGET_SECONDS = 0.35
-T0 = datetime(2026, 10, 27, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 10, 27, 9, 0, tzinfo=UTC)
 ALICE = Principal("acme", "alice")
 DOCS = [Document(f"d{i}", f"doc {i}", "r1", f"document {i}: " + "the upper limit is 500 rows per batch. " * 40)
         for i in range(1, READS + 1)]

@@ -46,9 +46,9 @@ from importlib.metadata import version
 from pathlib import Path
 
 from evidence_lib import Document, EvidenceIndex, IndexEntry
+from evidence_lib._tools import read_page
 from evidence_lib.course.article import article_corpus
 from evidence_lib.store import SQLiteStore, system_clock
-from evidence_lib._tools import read_page
 
 OUT = Path(__file__).resolve().parent / "results"
 NEEDLE = "单批上限为200条"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-
 from pathlib import Path
 
 from evidence_lib.eval._deepagents_flow import DEEPAGENTS_FLOWS, available, deepagents_version, run_deepagents

@@ -20,8 +20,16 @@ from __future__ import annotations
 
 from ._access import Access, Principal
 from ._answers import CitedRange, FinalAnswer, format_answer, insufficient_answer, parse_answer
-from ._citations import Answer, AnswerCheck, Citation, CitationCheck, Excerpt, verify_answer, verify_citation, \
-    verify_sources
+from ._citations import (
+    Answer,
+    AnswerCheck,
+    Citation,
+    CitationCheck,
+    Excerpt,
+    verify_answer,
+    verify_citation,
+    verify_sources,
+)
 from ._clock import Clock, FixedClock, ManualClock
 from ._documents import Document, baseline_dump
 from ._errors import CITATION_REASONS, ERROR_CODES, EvidenceError, error_payload, to_json

@@ -60,9 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             from .course.figures import write_figures
         except ImportError as e:  # the course extra is missing: say which, not a traceback
-            if (e.name or "").partition(".")[0] not in COURSE_EXTRA:
+            missing = (e.name or "").partition(".")[0]
+            if missing not in COURSE_EXTRA:
                 raise
-            print(f"figures needs the course extra ({e.name.partition('.')[0]} is missing): from this repository's "
+            print(f"figures needs the course extra ({missing} is missing): from this repository's "
                   "folder run `pip install -e '.[course]'` (or `make setup`)", file=sys.stderr)
             return 2
         for path in write_figures(args.out):

@@ -83,7 +83,7 @@ class CitationCheck:
         return f"{'ok  ' if self.ok else 'FAIL'}  {where}  {self.reason}: {REASONS[self.reason]}"
 
 
-def _ranges(reads: Ledger | Iterable[ReadRecord | Mapping[str, Any]]) -> list[ReadRecord]:
+def _ranges(reads: Ledger | Iterable[ReadRecord | Mapping[str, Any] | Excerpt]) -> list[ReadRecord]:
     items = reads.reads if isinstance(reads, Ledger) else reads
     out = []
     for r in items:
@@ -91,7 +91,8 @@ def _ranges(reads: Ledger | Iterable[ReadRecord | Mapping[str, Any]]) -> list[Re
             out.append(r)
         elif isinstance(r, Mapping) and "text" in r and "sha256" in r:  # a read_evidence page body
             out.append(ReadRecord(r["doc_id"], r["revision"], r["start"], r["end"], r["sha256"]))
-        elif all(hasattr(r, k) for k in ("doc_id", "revision", "start", "end", "sha256", "text")):
+        elif not isinstance(r, Mapping) and all(hasattr(r, k) for k in ("doc_id", "revision", "start", "end", "sha256",
+                                                                      "text")):
             out.append(ReadRecord(r.doc_id, r.revision, r.start, r.end, r.sha256))  # a profiles.Excerpt
     return out
 

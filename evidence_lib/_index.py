@@ -253,8 +253,10 @@ class EvidenceIndex:
         try:
             if self._blobs is not None:
                 raw = self._blobs[e.doc_id]
-            else:
-                raw = read_stored(e.path, self.root, e.bytes)  # type: ignore[arg-type]
+            elif self.root is not None:
+                raw = read_stored(e.path, self.root, e.bytes)
+            else:  # made with neither its texts' bytes nor the folder they are stored in: no text to serve
+                raise KeyError(e.doc_id)
         except (OSError, KeyError):
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision) from None
         if sha256_hex(raw) != e.sha256:

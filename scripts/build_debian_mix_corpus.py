@@ -65,7 +65,6 @@ import re
 import subprocess
 import sys
 import tarfile
-
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -47,7 +47,6 @@ import argparse
 import json
 import random
 import sys
-
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -51,7 +51,6 @@ import lzma
 import re
 import sys
 import tarfile
-
 from html.parser import HTMLParser
 from pathlib import Path
 

@@ -61,7 +61,6 @@ import math
 import random
 import re
 import sys
-
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]

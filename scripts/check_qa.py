@@ -23,7 +23,6 @@ import argparse
 import importlib.util
 import json
 import sys
-
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]

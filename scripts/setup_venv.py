@@ -30,7 +30,6 @@ import ast
 import json
 import os
 import queue
-import shlex
 import shutil
 import subprocess
 import sys

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import subset_site_font as site  # noqa: E402  (scripts/: the CJK blocks, the source font, the subsetter)
+import subset_site_font as site
 
 ROOT = Path(__file__).resolve().parents[1]
 FONT = ROOT / "lab" / "custom" / "EvidenceCJKSansSCLab-Regular.woff2"

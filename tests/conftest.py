@@ -10,15 +10,15 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from unittest import mock
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
 from evidence_lib import Access, Budget, Document, EvidenceError, EvidenceIndex, Ledger, Principal, evidence_tools
-from evidence_lib.course.article import article_corpus
 from evidence_lib._tools import run_tool_call, tool_call
+from evidence_lib.course.article import article_corpus
 
 TOOL_NAMES = ("search_evidence", "locate_evidence", "read_evidence")
 #: What the PostgreSQL tests skip with when EVIDENCE_PG_DSN is not set (tests/store/storekit.py's PG_SKIP).

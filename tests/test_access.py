@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import (
     ACME_DISCOVER_ONLY,
     ACME_OPEN,
@@ -15,6 +14,7 @@ from conftest import (
     body,
     refusal_code,
 )
+
 from evidence_lib import Access, Document, EvidenceIndex, Principal, evidence_tools
 from evidence_lib._access import allowed
 

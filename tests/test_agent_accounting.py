@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from evidence_lib import Size, evidence_tools
+from evidence_lib._answers import parse_answer
+from evidence_lib.audit._checker import check_history
+from evidence_lib.audit._history import steps
+from evidence_lib.course.accounting import CONTEXT_PARTS, account, break_even, padded_totals, run_dump, snippet_corpus
 from evidence_lib.course.article import ANSWER, QUESTION, article_corpus
 from evidence_lib.course.readers import CarefulReader, PolicyChatModel
-from evidence_lib.audit._checker import check_history
-from evidence_lib._answers import parse_answer
-from evidence_lib.course.accounting import CONTEXT_PARTS, account, break_even, padded_totals, run_dump, snippet_corpus
-from evidence_lib.audit._history import steps
 from evidence_lib.course.tasks import ARTICLE_TERMS, run_reader
 
 

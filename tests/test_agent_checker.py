@@ -5,12 +5,11 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
+from evidence_lib._answers import format_answer, insufficient_answer, parse_answer
+from evidence_lib.audit._checker import FINDINGS, check_history, finding_codes
+from evidence_lib.audit._history import steps
 from evidence_lib.course.article import ANSWER
 from evidence_lib.course.readers import CARELESS_READERS, CarefulReader
-from evidence_lib.audit._checker import FINDINGS, check_history, finding_codes
-from evidence_lib._answers import parse_answer
-from evidence_lib.audit._history import steps
-from evidence_lib._answers import format_answer, insufficient_answer
 from evidence_lib.course.tasks import TASK_SETTINGS, pydoc_documents, pydoc_items, run_reader, run_setting
 
 

@@ -8,13 +8,13 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
 from evidence_lib import Budget, EvidenceIndex, Ledger, evidence_tools
+from evidence_lib._answers import parse_answer
+from evidence_lib.audit._checker import check_history
+from evidence_lib.audit._history import steps
 from evidence_lib.course.article import ANSWER, article_corpus
 from evidence_lib.course.readers import CarefulReader, PolicyChatModel, ScriptedChatModel
-from evidence_lib.integrations.langchain._loop import LoopRules, run_loop
-from evidence_lib.audit._checker import check_history
-from evidence_lib._answers import parse_answer
-from evidence_lib.audit._history import steps
 from evidence_lib.course.tasks import ARTICLE_TERMS, moved_corpus, run_reader
+from evidence_lib.integrations.langchain._loop import LoopRules, run_loop
 
 
 def _tools(tmp_path, budget=None, docs=None):

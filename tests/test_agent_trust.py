@@ -10,24 +10,35 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_openai_messages
 
 from evidence_lib import Budget, EvidenceIndex, Ledger, evidence_tools
-from evidence_lib.course.article import article_corpus
-from evidence_lib.course.readers import CARELESS_READERS, CarefulReader, PolicyChatModel, ScriptedChatModel
-from evidence_lib.audit._checker import FINDINGS, Finding, check_history, finding_codes
-from evidence_lib.integrations.langchain._loop import LoopRules, run_loop
-from evidence_lib.audit import _report as audit_mod
-from evidence_lib.audit._history import Step, steps
-from evidence_lib.course.readers import (AbsenceReader, BudgetIgnorer, ExhaustiveReader, InstructionFollower, Misquoter,
-                                         NeverReadCiter, PreviewAnswerer, RereadReader, UncitedAnswerer)
 from evidence_lib._answers import format_answer
-from evidence_lib.course.tasks import ARTICLE_TERMS, run_setting
 from evidence_lib._errors import BUDGET_REASONS, ERROR_CODES, EvidenceError
 from evidence_lib._toolkit import clean_text
+from evidence_lib.audit import _report as audit_mod
+from evidence_lib.audit._checker import FINDINGS, Finding, check_history, finding_codes
+from evidence_lib.audit._history import Step, steps
+from evidence_lib.course.article import article_corpus
+from evidence_lib.course.readers import (
+    CARELESS_READERS,
+    AbsenceReader,
+    BudgetIgnorer,
+    CarefulReader,
+    ExhaustiveReader,
+    InstructionFollower,
+    Misquoter,
+    NeverReadCiter,
+    PolicyChatModel,
+    PreviewAnswerer,
+    RereadReader,
+    ScriptedChatModel,
+    UncitedAnswerer,
+)
+from evidence_lib.course.tasks import ARTICLE_TERMS, run_setting
+from evidence_lib.integrations.langchain._loop import LoopRules, run_loop
 
 
 def cli(path, *args, **kw):

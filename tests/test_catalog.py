@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evidence_lib._access import Access, Principal
-from evidence_lib.disclosure._catalog import catalog_tools
-from evidence_lib.course.after_sales import QUALITY_CLAUSE, RETURNS_SUMMARY, after_sales_catalog, logistics_sections
 from evidence_lib._errors import EvidenceError, error_payload, to_json
 from evidence_lib._tools import run_tool_call, tool_call
+from evidence_lib.course.after_sales import QUALITY_CLAUSE, RETURNS_SUMMARY, after_sales_catalog, logistics_sections
+from evidence_lib.disclosure._catalog import catalog_tools
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
 FINANCE = Principal("shop-a", "user-900", groups={"finance"})

@@ -6,8 +6,7 @@ import hashlib
 import json
 
 from evidence_lib import Document, baseline_dump
-from evidence_lib.course.article import ANSWER, QUESTION, article_corpus
-from evidence_lib.course.article import FILLER, NO_ANSWER, REVISION
+from evidence_lib.course.article import ANSWER, FILLER, NO_ANSWER, QUESTION, REVISION, article_corpus
 
 ARTICLE_FILLER = "批处理任务需保留执行批次和日志编号。"
 ARTICLE_ANSWER = "单批上限为200条，超时设为30秒。"

@@ -227,7 +227,7 @@ def test_index_path_table_shows_the_minutes_of_course_toml():
     rows = dict(re.findall(r"^\| \[(\d\d[a-z]?)\]\([^)]*\) \| .*? \| (\d+) min \|", _index(), flags=re.MULTILINE))
     assert rows == {_key(k): str(v["minutes"]) for k, v in COURSE["notebooks"].items()}
     tracks = dict(re.findall(r"^\| \[(\d\d[a-z]?)\]\(.*\| ([^|]*) \|$", _index(), flags=re.MULTILINE))
-    for key, info in COURSE["notebooks"].items():
+    for key in COURSE["notebooks"]:
         shown = tracks[_key(key)]
         for track in COURSE["tracks"].values():
             steps = [s for day in track["days"] for s in day]

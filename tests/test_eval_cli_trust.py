@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from evidence_lib.__main__ import main
-from evidence_lib.eval._run import load_corpus
 from evidence_lib._index import MAX_STORED_BYTES
+from evidence_lib.eval._run import load_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD_TEXT = "Retry policy\nThe client retries a failed upload at most 7 times, then gives up.\n"

@@ -7,8 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from evidence_lib.course.eval_tables import (bytes_by_tool_table, every_set_table, flow_table, load_sets, ratio,
-                                      runs_by_chooser)
+from evidence_lib.course.eval_tables import (
+    bytes_by_tool_table,
+    every_set_table,
+    flow_table,
+    load_sets,
+    ratio,
+    runs_by_chooser,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,10 +9,13 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'evidence-lib[mcp]')")
 
-from evidence_lib._answers import format_answer, parse_answer  # noqa: E402
-from evidence_lib.course.exercises import ____, all_exercises  # noqa: E402
-from evidence_lib.course.exercises import part9  # noqa: E402
-from evidence_lib.profiles import excerpts  # noqa: E402
+from evidence_lib._answers import format_answer, parse_answer
+from evidence_lib.course.exercises import (
+    ____,
+    all_exercises,
+    part9,
+)
+from evidence_lib.profiles import excerpts
 
 
 def solution():

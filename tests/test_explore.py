@@ -7,10 +7,21 @@ import json
 import pytest
 
 from evidence_lib import Budget, EvidenceIndex
-from evidence_lib.course.article import ANSWER, article_corpus
-from evidence_lib.course.explore import (LEDGER_SCRIPTS, ContextModel, ReadSpec, Stepper, as_budget, byte_budget,
-                                         default_index, describe_budget, ledger_run, run_protocol, text_bar)
 from evidence_lib._measure import cl100k_tokens, utf8_bytes
+from evidence_lib.course.article import ANSWER, article_corpus
+from evidence_lib.course.explore import (
+    LEDGER_SCRIPTS,
+    ContextModel,
+    ReadSpec,
+    Stepper,
+    as_budget,
+    byte_budget,
+    default_index,
+    describe_budget,
+    ledger_run,
+    run_protocol,
+    text_bar,
+)
 
 
 @pytest.fixture(scope="module")

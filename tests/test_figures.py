@@ -17,8 +17,16 @@ from matplotlib.text import Text
 
 import evidence_lib.course.figures as figures
 from evidence_lib.course.experiment import run_article
-from evidence_lib.course.figures import (FIGURES, MissingFontError, cjk_family, cjk_font_path, drawn_characters,
-                                         figure3, save_stable, write_figures)
+from evidence_lib.course.figures import (
+    FIGURES,
+    MissingFontError,
+    cjk_family,
+    cjk_font_path,
+    drawn_characters,
+    figure3,
+    save_stable,
+    write_figures,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,15 +10,15 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.collections import PathCollection  # noqa: E402
-from matplotlib.transforms import Bbox  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.collections import PathCollection
+from matplotlib.transforms import Bbox
 
 from evidence_lib import Budget, EvidenceIndex, Ledger, evidence_tools, run_tool_call, tool_call
-from evidence_lib.course.article import article_corpus  # noqa: E402
-from evidence_lib.course.figures import spend_figure  # noqa: E402
+from evidence_lib.course.article import article_corpus
+from evidence_lib.course.figures import spend_figure
 
 # Notebook 05's scripted turn: 19 calls, eight of them refused (steps 8-11, 14 and 17-19).
 SCRIPT = [("search_evidence", {"query": "批处理上限"}), ("locate_evidence", {"term": "每批上限"}),

@@ -12,12 +12,12 @@ import pytest
 from langchain_core.documents import Document as LCDocument
 
 from evidence_lib._access import Principal
+from evidence_lib._toolkit import run_tool_call
+from evidence_lib._tools import evidence_tools
 from evidence_lib.retrieval import BM25Retriever, RetrieverSource
 from evidence_lib.retrieval import _folder as folder_module
 from evidence_lib.retrieval._folder import FolderSource
 from evidence_lib.retrieval._snapshot import EncodedTexts
-from evidence_lib._toolkit import run_tool_call
-from evidence_lib._tools import evidence_tools
 
 ALICE, BOB = Principal("acme", "alice"), Principal("acme", "bob")
 
@@ -101,7 +101,7 @@ def test_concurrent_checks_end_in_the_folder_as_it_is(tmp_path: Path) -> None:
     def check() -> None:
         try:
             for _ in range(30):
-                source.generation
+                _ = source.generation
                 source.snapshot("edit", None)
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
@@ -113,7 +113,7 @@ def test_concurrent_checks_end_in_the_folder_as_it_is(tmp_path: Path) -> None:
         (tmp_path / "a.txt").write_text(f"edit {n}\n" * (n + 1), encoding="utf-8")
     for t in threads:
         t.join()
-    source.generation
+    _ = source.generation
     assert errors == [] and source.whole(None).text("a") == "edit 19\n" * 20
 
 

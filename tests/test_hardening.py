@@ -16,13 +16,28 @@ from langchain_core.tools import StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
-from evidence_lib import Access, Budget, Citation, Document, EvidenceError, EvidenceIndex, Ledger, LocateOptions, ManualClock, Principal, evidence_tools, run_tool_call, tool_call, verify_citation
-from evidence_lib.disclosure import catalog_tools, discovery_tools
-from evidence_lib.store import ArtifactStore, logistics_tools
-from evidence_lib.course.after_sales import after_sales_catalog, after_sales_toolbox
-from evidence_lib.course.article import article_corpus
+from evidence_lib import (
+    Access,
+    Budget,
+    Citation,
+    Document,
+    EvidenceError,
+    EvidenceIndex,
+    Ledger,
+    LocateOptions,
+    ManualClock,
+    Principal,
+    evidence_tools,
+    run_tool_call,
+    tool_call,
+    verify_citation,
+)
 from evidence_lib._lines import TRUNCATED
 from evidence_lib._tools import MAX_MANIFEST_BYTES, MAX_MANIFEST_LIMIT, MAX_TITLE_CHARS
+from evidence_lib.course.after_sales import after_sales_catalog, after_sales_toolbox
+from evidence_lib.course.article import article_corpus
+from evidence_lib.disclosure import catalog_tools, discovery_tools
+from evidence_lib.store import ArtifactStore, logistics_tools
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
 START = datetime(2026, 9, 11, tzinfo=timezone(timedelta(hours=8)))

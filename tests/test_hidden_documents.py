@@ -13,7 +13,7 @@ import hashlib
 import re
 import warnings
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -26,9 +26,9 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from evidence_lib import Access, Budget, Document, EvidenceIndex, Ledger, Principal, evidence_tools
+from evidence_lib._tools import run_tool_call, tool_call
 from evidence_lib.retrieval import AccessMetadataWarning, BM25Retriever, RetrieverSource
 from evidence_lib.store import MemoryStore
-from evidence_lib._tools import run_tool_call, tool_call
 
 # The "malformed" grant below is refused on purpose (hidden from everyone); a retriever source warns about it
 # once per source (AccessMetadataWarning, tested in tests/test_retrieval_trust.py): expected here, not news.
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::evidence_lib.retrieval._snapsho
 
 ALICE = Principal("acme", "alice", frozenset({"eng"}))
 KEY = b"issue-7-fingerprint-key-0123456789"
-T0 = datetime(2026, 10, 27, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 10, 27, 9, 0, tzinfo=UTC)
 Q1, Q2 = "单批上限 limit 200", "timeout 超时"
 UNKNOWN = "no-such-doc"
 #: Two texts whose sha256 share their first 7 hex digits: together they need an 8-digit handle, alone 6.

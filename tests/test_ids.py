@@ -11,33 +11,31 @@ from __future__ import annotations
 import json
 import re
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from langchain_core.documents import Document as LCDocument
+from store.storekit import BACKENDS, pg_dsn
 
 from evidence_lib import Document, EvidenceError, EvidenceIndex, ManualClock, Principal, evidence_tools
-from evidence_lib.course.readers import CarefulReader
-from evidence_lib.audit._checker import check_history
-from evidence_lib._answers import parse_answer
-from evidence_lib._answers import _LINE, format_answer
-from evidence_lib.course.tasks import run_reader
+from evidence_lib._answers import _LINE, format_answer, parse_answer
 from evidence_lib._citations import Answer, Citation, verify_answer, verify_citation
 from evidence_lib._ids import DOC_ID, MAX_DOC_ID_CHARS, RESERVED, check_doc_id, escape_doc_id, is_doc_id
 from evidence_lib._index import _SAFE_ID
 from evidence_lib._lines import TRUNCATED, shown_revision, token
-from evidence_lib.store._offload import OffloadShelf
+from evidence_lib._tools import run_tool_call, tool_call
+from evidence_lib.audit._checker import check_history
+from evidence_lib.course.readers import CarefulReader
+from evidence_lib.course.tasks import run_reader
 from evidence_lib.retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus, to_evidence_document
 from evidence_lib.store import MemoryStore, SQLiteStore
-from evidence_lib.store._workspace import ENTRY_PATH
-from evidence_lib.store._workspace import _PATH
-from evidence_lib._tools import run_tool_call, tool_call
-from store.storekit import BACKENDS, pg_dsn
+from evidence_lib.store._offload import OffloadShelf
+from evidence_lib.store._workspace import _PATH, ENTRY_PATH
 
-T0 = datetime(2026, 10, 27, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 10, 27, 9, 0, tzinfo=UTC)
 ALICE = Principal("acme", "alice")
 TEXT = "退款在审批后7个工作日内原路退回。The refund limit is 500 per order."
 #: Names that read fine and never verified before (issue 3): Chinese, 70 characters, the longest an index takes.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-
 from conftest import files_opened, refusal_code
+
 from evidence_lib import Document, EvidenceError, EvidenceIndex, evidence_tools
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import body, refusal_code
+
 from evidence_lib import Budget, EvidenceError, Ledger, error_payload, evidence_tools, to_json
 from evidence_lib._ledger import ReadRecord
 from evidence_lib._measure import cl100k_tokens, utf8_bytes

@@ -15,12 +15,12 @@ import pytest
 
 pytest.importorskip("langchain.agents", reason="the agents extra (langchain>=1): make setup installs it")
 
-from langchain_core.messages import ToolMessage  # noqa: E402
+from langchain_core.messages import ToolMessage
+from middleware_kit import ALICE, LOG, clock, store  # noqa: F401
 
-from evidence_lib import Document, EvidenceError, EvidenceIndex, run_tool_call, tool_call  # noqa: E402
-from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware  # noqa: E402
-from evidence_lib.store._common import DEFAULT_STORE_TTL  # noqa: E402
-from middleware_kit import ALICE, LOG, clock, store  # noqa: E402,F401
+from evidence_lib import Document, EvidenceError, EvidenceIndex, run_tool_call, tool_call
+from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
+from evidence_lib.store._common import DEFAULT_STORE_TTL
 
 
 def offload(mw: EvidenceMiddleware, text: str, call_id: str) -> tuple[str, str]:

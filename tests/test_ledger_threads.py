@@ -12,13 +12,13 @@ import multiprocessing
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import pytest
+from store.storekit import T0, open_spec, pg_dsn
 
 from evidence_lib import Budget, EvidenceError, Ledger, ManualClock
 from evidence_lib._ledger import LedgerEntry
-
-from store.storekit import T0, open_spec, pg_dsn
 
 LIMIT = 3
 THREADS = 12
@@ -64,7 +64,7 @@ def test_parallel_charges_never_pass_max_calls(busy_interpreter):
     overspent = []
     for trial in range(TRIALS):
         ledger = Ledger(ONLY_CALLS, long_history())
-        release_at_once(THREADS, lambda: ledger.charge("read_evidence", "some page text"))
+        release_at_once(THREADS, partial(ledger.charge, "read_evidence", "some page text"))
         if ledger.totals()["calls"] != LIMIT:
             overspent.append((trial, ledger.totals()["calls"]))
     assert overspent == []
@@ -76,7 +76,7 @@ def test_parallel_reads_of_one_range_are_charged_once_and_answered_already_read_
     for _ in range(TRIALS // 4):
         ledger = Ledger(Budget(max_calls=None, max_chars=None, max_bytes=None, max_tokens=None,
                                max_reads_per_doc=None, max_refusals=None), long_history())
-        release_at_once(THREADS, lambda: ledger.charge_read("read_evidence", read, lambda: "page", lambda e: "seen"))
+        release_at_once(THREADS, partial(ledger.charge_read, "read_evidence", read, lambda: "page", lambda e: "seen"))
         statuses = sorted(e.status for e in ledger.entries if e.charged)
         assert statuses == ["already_read"] * (THREADS - 1) + ["ok"]
 
@@ -86,7 +86,7 @@ def test_parallel_charges_of_one_store_ledger_object_never_pass_max_calls(tmp_pa
         store = open_spec(spec, ManualClock(T0))
         for trial in range(TRIALS // 10):
             ledger = store.ledger("acme", "s", f"task-{trial}", ONLY_CALLS)
-            release_at_once(THREADS, lambda: ledger.charge("read_evidence", "some page text"))
+            release_at_once(THREADS, partial(ledger.charge, "read_evidence", "some page text"))
             assert ledger.totals()["calls"] == LIMIT, (spec[0], trial)
         store.close()
 

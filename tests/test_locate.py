@@ -6,8 +6,8 @@ import json
 import unicodedata
 
 import pytest
-
 from conftest import refusal_code
+
 from evidence_lib import Document, EvidenceIndex, LocateOptions, evidence_tools
 from evidence_lib._locate import NO_MATCH_NOTE, locate, nfc_with_map
 

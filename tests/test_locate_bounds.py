@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,12 +22,12 @@ from evidence_lib import Document, EvidenceIndex, LocateOptions, ManualClock, Pr
 from evidence_lib._citations import verify_citation
 from evidence_lib._ledger import Budget, Ledger
 from evidence_lib._locate import find_spans, match_end_within
+from evidence_lib._tools import MAX_EXCERPT_CHARS, MAX_MATCH_SHOWN
 from evidence_lib.profiles import excerpts
 from evidence_lib.profiles._compact import WINDOW_AFTER, WINDOW_BEFORE, located_documents
 from evidence_lib.store import SQLiteStore
-from evidence_lib._tools import MAX_EXCERPT_CHARS, MAX_MATCH_SHOWN
 
-T0 = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)
+T0 = datetime(2026, 12, 1, 9, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 WRAPPED = LocateOptions(wrapped=True)
 WRAPPED_NFC = LocateOptions(wrapped=True, normalization="NFC")
@@ -129,9 +129,9 @@ def test_through_the_middleware_a_deep_wrap_is_located_within_the_default_budget
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     from langchain_core.tools import tool
 
+    from evidence_lib._answers import format_answer
     from evidence_lib.course.readers import PolicyChatModel
     from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
-    from evidence_lib._answers import format_answer
     from evidence_lib.store import MemoryStore
 
     @tool

@@ -11,14 +11,14 @@ import json
 import re
 
 import pytest
+from gates import GatedIndex
 from langchain_core.messages import AIMessage
 from langchain_core.tools import StructuredTool
 
 from evidence_lib import Budget, EvidenceIndex, Ledger, evidence_tools
 from evidence_lib.course.article import article_corpus
-from evidence_lib.integrations.langchain._loop import LoopRules, run_loop
 from evidence_lib.course.readers import ScriptedChatModel
-from gates import GatedIndex
+from evidence_lib.integrations.langchain._loop import LoopRules, run_loop
 
 
 def reads(*specs: tuple[str, int, int], prefix: str = "r") -> list[dict]:

@@ -15,8 +15,8 @@ import pytest
 import tiktoken
 
 from evidence_lib import Size, cl100k_tokens, utf8_bytes
-from evidence_lib._measure import approx_tokens, cl100k, reduction_percent, size_table
 from evidence_lib import _measure as measure
+from evidence_lib._measure import approx_tokens, cl100k, reduction_percent, size_table
 from evidence_lib.course.article import FILLER
 
 SAMPLES = [

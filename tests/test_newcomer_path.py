@@ -91,10 +91,11 @@ def _library_pytest_args() -> list[str]:
     return line.split("-m pytest", 1)[1].split()[:-1]
 
 
-def _make_test(lib: str, notebooks: str) -> subprocess.CompletedProcess:
-    """`make test` with its two parts stood in for by commands that exit as told (setup not remade)."""
+def _make_test(lib: str, notebooks: str, lint: str = "true") -> subprocess.CompletedProcess:
+    """`make test` with its three parts stood in for by commands that exit as told (setup not remade)."""
     return subprocess.run(["make", "--no-print-directory", "-o", "setup", "test", f"LIB_TESTS={lib}",
-                           f"RUN_NBVAL={notebooks}"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+                           f"RUN_NBVAL={notebooks}", f"LINT={lint}"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
 
 
 @pytest.mark.parametrize("lib, notebooks, verdict", [
@@ -111,7 +112,7 @@ def test_make_test_runs_the_notebooks_even_when_a_library_test_failed_and_report
     run = _make_test(f"echo library-ran; sh -c 'exit {lib}'", f"echo notebooks-ran; sh -c 'exit {notebooks}'")
     lines = run.stdout.splitlines()
     assert "library-ran" in lines and "notebooks-ran" in lines, run.stdout + run.stderr
-    assert f"test: {verdict}" in lines, run.stdout
+    assert f"test: lint passed; {verdict}" in lines, run.stdout
     assert (run.returncode == 0) == (verdict == "library tests passed; notebooks passed"), run.stderr
 
 
@@ -300,3 +301,17 @@ def test_no_test_module_points_beside_the_repository():
             if m.group(1) is None or int(m.group(1)) > depth:
                 problems.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
     assert not problems, problems
+
+
+def test_make_test_runs_lint_first_and_the_tests_even_when_lint_failed():
+    """Issue 32 item 6: mypy and ruff run in `make test` (as `make lint`); a lint failure is reported on the last
+    line and fails make test, and the library tests and notebooks still run."""
+    if shutil.which("make") is None:
+        pytest.skip("no make on PATH")
+    assert "$(LINT)" in " ".join(recipe("test")) and re.search(r"^LINT\s*:?=.*\blint$", MAKEFILE, re.M)
+    assert any("mypy" in cmd for cmd in recipe("lint")) and any("ruff check" in cmd for cmd in recipe("lint"))
+    run = _make_test("echo library-ran", "echo notebooks-ran", "echo lint-ran; sh -c 'exit 1'")
+    lines = run.stdout.splitlines()
+    assert lines.index("lint-ran") < lines.index("library-ran") < lines.index("notebooks-ran"), run.stdout
+    assert "test: lint FAILED (its lint: line above says which); library tests passed; notebooks passed" in lines
+    assert run.returncode != 0

@@ -15,7 +15,23 @@ from dataclasses import replace
 
 import pytest
 
-from evidence_lib import Access, Budget, Citation, Document, EvidenceIndex, Ledger, LocateOptions, Principal, Size, baseline_dump, evidence_tools, run_tool_call, to_json, tool_call, verify_citation
+from evidence_lib import (
+    Access,
+    Budget,
+    Citation,
+    Document,
+    EvidenceIndex,
+    Ledger,
+    LocateOptions,
+    Principal,
+    Size,
+    baseline_dump,
+    evidence_tools,
+    run_tool_call,
+    to_json,
+    tool_call,
+    verify_citation,
+)
 from evidence_lib.course.article import ANSWER, article_corpus
 
 

@@ -15,10 +15,10 @@ import functools
 import importlib.util
 import json
 import os
-import subprocess
-import tomllib
 import re
+import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import nbformat

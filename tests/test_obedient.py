@@ -9,12 +9,12 @@ import re
 from langchain_core.messages import ToolMessage
 
 from evidence_lib._access import Principal
-from evidence_lib.disclosure import AnswerGate
-from evidence_lib.course.scripted import ScriptedReturnShippingPolicy
-from evidence_lib.course.after_sales import after_sales_catalog, after_sales_toolbox
-from evidence_lib.disclosure._catalog import catalog_tools
-from evidence_lib.course.obedient import OBEYED_ANSWER, TRIGGER, ObedientReader, planted_at, run_reader, section_text
 from evidence_lib._errors import EvidenceError, error_payload, to_json
+from evidence_lib.course.after_sales import after_sales_catalog, after_sales_toolbox
+from evidence_lib.course.obedient import OBEYED_ANSWER, TRIGGER, ObedientReader, planted_at, run_reader, section_text
+from evidence_lib.course.scripted import ScriptedReturnShippingPolicy
+from evidence_lib.disclosure import AnswerGate
+from evidence_lib.disclosure._catalog import catalog_tools
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
 APPROVER = Principal("shop-a", "user-020", groups={"support", "refund_approver"})

@@ -17,13 +17,11 @@ from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 
 from evidence_lib import Budget, EvidenceIndex, Ledger, ManualClock, Principal, evidence_tools, run_tool_call, tool_call
-from evidence_lib.disclosure import catalog_tools
-from evidence_lib.store import ArtifactStore, logistics_tools
-from evidence_lib.course.after_sales import after_sales_catalog
-from evidence_lib.course.article import article_corpus
-from evidence_lib.disclosure import Need, ReadSession, StopRules
-from evidence_lib.course.after_sales import CST
 from evidence_lib._ledger import ReadRecord
+from evidence_lib.course.after_sales import CST, after_sales_catalog
+from evidence_lib.course.article import article_corpus
+from evidence_lib.disclosure import Need, ReadSession, StopRules, catalog_tools
+from evidence_lib.store import ArtifactStore, logistics_tools
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
 START = datetime(2026, 9, 11, tzinfo=CST)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from datetime import UTC
 from pathlib import Path
 
 import evidence_lib
@@ -121,13 +122,13 @@ def characters(text: str) -> int:
 
 
 def _shelf():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from evidence_lib import ManualClock, Principal
-    from evidence_lib.store._offload import OffloadShelf
     from evidence_lib.store import MemoryStore
+    from evidence_lib.store._offload import OffloadShelf
 
-    return OffloadShelf(MemoryStore(ManualClock(datetime(2026, 1, 1, tzinfo=timezone.utc))), Principal("t", "alice"))
+    return OffloadShelf(MemoryStore(ManualClock(datetime(2026, 1, 1, tzinfo=UTC))), Principal("t", "alice"))
 
 
 def test_offload_decides_and_bounds_with_the_injected_token_counter():

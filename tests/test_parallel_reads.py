@@ -19,16 +19,15 @@ import pytest
 
 pytest.importorskip("langchain.agents", reason="the agents extra (langchain>=1): make setup installs it")
 
-from langchain.agents import create_agent  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
+from gates import Gate, GatedIndex
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from store.storekit import T0, open_spec, pg_dsn
 
-from evidence_lib import (Budget, Document, EvidenceIndex, Ledger, ManualClock, Principal, evidence_tools,  # noqa: E402
-                          run_tool_call)
-from evidence_lib.course.readers import ScriptedChatModel  # noqa: E402
-from evidence_lib.integrations.langchain._harness import evidence_middleware  # noqa: E402
-from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware  # noqa: E402
-from gates import Gate, GatedIndex  # noqa: E402
-from store.storekit import T0, open_spec, pg_dsn  # noqa: E402
+from evidence_lib import Budget, Document, EvidenceIndex, Ledger, ManualClock, Principal, evidence_tools, run_tool_call
+from evidence_lib.course.readers import ScriptedChatModel
+from evidence_lib.integrations.langchain._harness import evidence_middleware
+from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
 
 ALICE = Principal("acme", "alice")
 DOCS = [Document(f"d{i:02}", f"doc {i}", "r1", f"document {i}: " + "the upper limit is 500 rows per batch. " * 30)

@@ -11,20 +11,24 @@ from typing import Any
 
 import pytest
 
-from evidence_lib import Budget, Citation, EvidenceIndex, ReadRecord, verify_citation
-from evidence_lib.course.article import ANSWER, article_corpus
-from evidence_lib.integrations.langchain._loop import LoopRules
+from evidence_lib import Budget, Citation, EvidenceIndex, Excerpt, ReadRecord, verify_citation
 from evidence_lib._answers import parse_answer
 from evidence_lib.audit._history import Step, steps
-from evidence_lib.integrations.langchain._loop import stop_rule
-from evidence_lib.course.readers import (CarefulReader, InstructionFollower, Seen, careful_answer, careful_citations,
-                                         careful_policy)
+from evidence_lib.course.article import ANSWER, article_corpus
+from evidence_lib.course.readers import (
+    CarefulReader,
+    InstructionFollower,
+    Seen,
+    careful_answer,
+    careful_citations,
+    careful_policy,
+)
 from evidence_lib.course.tasks import ARTICLE_TERMS, moved_corpus, run_reader
+from evidence_lib.eval import _flows as flows
 from evidence_lib.eval import answer_citation, data_path
 from evidence_lib.eval._answered import shown_ranges
-from evidence_lib.eval import _flows as flows
 from evidence_lib.eval._run import evaluate, load_corpus, load_qa
-from evidence_lib import Excerpt
+from evidence_lib.integrations.langchain._loop import LoopRules, stop_rule
 
 ROOT = Path(__file__).resolve().parents[1]
 TERM = ARTICLE_TERMS[0]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import unicodedata
 
+from conftest import files_opened
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import files_opened
 from evidence_lib import Document, EvidenceError, EvidenceIndex, evidence_tools
 from evidence_lib._locate import nfc_with_map
 from evidence_lib._tools import run_tool_call, tool_call

@@ -7,7 +7,6 @@ import json
 import re
 import subprocess
 import sys
-
 from pathlib import Path
 
 import pytest
@@ -203,6 +202,6 @@ def test_corpus_sha256_is_order_independent_and_sensitive_to_one_character():
 
 
 def test_folder_corpus_keeps_line_ends(tmp_path):
-    (tmp_path / "crlf.txt").write_bytes("标题\r\n正文\r\n".encode("utf-8"))
+    (tmp_path / "crlf.txt").write_bytes("标题\r\n正文\r\n".encode())
     (tmp_path / "notes.md").write_text("ignored", encoding="utf-8")
     assert folder_corpus(tmp_path) == {"crlf": "标题\r\n正文\r\n"}

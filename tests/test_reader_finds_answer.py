@@ -18,11 +18,11 @@ from langchain_core.retrievers import BaseRetriever
 from evidence_lib import EvidenceIndex, evidence_tools
 from evidence_lib._access import Access, Principal
 from evidence_lib._documents import Document
+from evidence_lib._toolkit import run_tool_call, tool_call
 from evidence_lib.eval._flows import protocol_flow
 from evidence_lib.profiles._compact import PARTIAL_NOTE
 from evidence_lib.retrieval import BM25Retriever
 from evidence_lib.retrieval._snapshot import RetrieverSource
-from evidence_lib._toolkit import run_tool_call, tool_call
 
 QUESTION = "How many archived reports does the spool directory keep?"
 TERM = "rotation"

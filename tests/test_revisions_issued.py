@@ -14,8 +14,16 @@ import json
 import pytest
 from langchain_core.documents import Document as LCDocument
 
-from evidence_lib import Access, Document, EvidenceError, EvidenceIndex, Principal, evidence_tools, run_tool_call, \
-    tool_call
+from evidence_lib import (
+    Access,
+    Document,
+    EvidenceError,
+    EvidenceIndex,
+    Principal,
+    evidence_tools,
+    run_tool_call,
+    tool_call,
+)
 from evidence_lib._answers import format_answer, parse_answer
 from evidence_lib.retrieval import folder_corpus, to_evidence_document
 from evidence_lib.retrieval._folder import bm25_source

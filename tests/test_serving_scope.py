@@ -13,12 +13,20 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from store.storekit import T0
 
-from evidence_lib import Document, EvidenceError, EvidenceIndex, ManualClock, Principal, evidence_tools, \
-    run_tool_call, tool_call
+from evidence_lib import (
+    Document,
+    EvidenceError,
+    EvidenceIndex,
+    ManualClock,
+    Principal,
+    evidence_tools,
+    run_tool_call,
+    tool_call,
+)
 from evidence_lib.retrieval import BM25Retriever, RetrieverSource
 from evidence_lib.store import MemoryStore, SQLiteStore
-from store.storekit import T0
 
 ALICE = Principal("acme", "alice")
 DOCS = [Document("d1", "one", "r1", "alpha beta gamma " * 20), Document("d2", "two", "r1", "delta epsilon " * 20)]

@@ -80,7 +80,7 @@ def unresolved(blocks: list[str]) -> list[str]:
     for i, block in enumerate(blocks):
         named |= {n for n, opening in NAMES.items() if opening in block}
 
-        def report(m: re.Match, why: str) -> None:
+        def report(m: re.Match, why: str, block: str = block, i: int = i) -> None:
             context = " ".join(block[max(0, m.start() - 40):m.end() + 40].split())
             problems.append(f'block {i}: "...{context}..." ({why})')
 

@@ -14,15 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import evidence_lib
-from evidence_lib import Citation, EvidenceError, EvidenceIndex, Ledger, ReadRecord, Span, evidence_tools
-from evidence_lib.course.article import article_corpus
+from evidence_lib import Citation, EvidenceError, EvidenceIndex, Excerpt, Ledger, ReadRecord, Span, evidence_tools
 from evidence_lib._answers import CitedRange, format_answer, parse_answer
 from evidence_lib._citations import verify_citation
 from evidence_lib._lines import shown_revision
 from evidence_lib._paging import covering, covering_reads
-from evidence_lib import Excerpt
 from evidence_lib._spans import is_range
 from evidence_lib._tools import run_tool_call, tool_call
+from evidence_lib.course.article import article_corpus
 
 SHA = "a" * 64
 OFFSETS = st.one_of(st.integers(-5, 50), st.booleans(), st.floats(-5, 50), st.none(), st.text(max_size=2))

@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from evidence_lib.course.explore import ContextModel  # noqa: E402
-from evidence_lib.course.widgets import context_explorer, ledger_playground, tool_call_stepper  # noqa: E402
+from evidence_lib.course.explore import ContextModel
+from evidence_lib.course.widgets import context_explorer, ledger_playground, tool_call_stepper
 
 
 @pytest.fixture(scope="module")

@@ -274,7 +274,7 @@ class _Walk:
                 elif isinstance(r.get("revision"), str) and r["revision"]:  # a compact row: the revision only
                     last = self.versions.get(r["doc_id"])
                     same = last is not None and last[0] == r["revision"]
-                    self.versions[r["doc_id"]] = (r["revision"], last[1] if same else None)
+                    self.versions[r["doc_id"]] = (r["revision"], last[1] if last is not None and same else None)
                 if isinstance(r.get("preview"), str) and r["preview"]:
                     self.previews[r["doc_id"]] = r["preview"]
                 for k in ("title", "preview"):
@@ -421,7 +421,7 @@ def _per_task(all_steps: list[Step], cited: dict[int, list[tuple[str, int, int]]
                         and s.call_index > (closed[s.args.get("doc_id")] or 0))
             if (late_task or late_doc) and s.call_index not in flagged:
                 flagged.add(s.call_index)
-                why = _show(stop.reason) if late_task else "reads_per_doc"
+                why = _show(stop.reason) if stop is not None and late_task else "reads_per_doc"
                 out.append(Finding(s.call_index, "call_after_budget_exhausted",
                                    f"{per_message[s.call_index]} call(s) after budget_exhausted ({why})"))
     return out

@@ -29,7 +29,7 @@ import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, messages_from_dict
 
@@ -305,7 +305,7 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(path: str, as_json: bool = False, out=None) -> int:
+def main(path: str, as_json: bool = False, out: TextIO | None = None) -> int:
     """CLI body: 0 no findings, 1 findings, 2 the file could not be audited."""
     out = out or sys.stdout
     try:

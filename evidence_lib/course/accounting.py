@@ -21,10 +21,10 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from .._answers import format_answer
-from ..audit._history import steps, text_of
 from .._documents import Document, baseline_dump
 from .._errors import to_json
 from .._measure import Size
+from ..audit._history import text_of
 from ..profiles import ARTICLE, profile_of
 from .readers import CarefulReader, sentence_around
 
@@ -66,11 +66,12 @@ def _parts(m: BaseMessage) -> dict[str, Size]:
     if isinstance(m, HumanMessage):
         return {"user": _size(text), "wrappers": _size(to_json({"role": "user", "content": ""}))}
     if isinstance(m, ToolMessage):
-        env = {"role": "tool", "tool_call_id": m.tool_call_id, "content": ""}
+        env: dict[str, Any] = {"role": "tool", "tool_call_id": m.tool_call_id, "content": ""}
         return {"tool_outputs": _size(text), "wrappers": _size(to_json(env))}
     if isinstance(m, AIMessage):
-        calls = [(c.get("id"), c.get("name"), to_json(c.get("args"))) for c in m.tool_calls]
-        calls += [(c.get("id"), c.get("name"), c.get("args") if isinstance(c.get("args"), str) else "")
+        calls: list[tuple[str | None, str | None, str]] = [(c.get("id"), c.get("name"), to_json(c.get("args")))
+                                                           for c in m.tool_calls]
+        calls += [(c.get("id"), c.get("name"), a if isinstance(a := c.get("args"), str) else "")
                   for c in m.invalid_tool_calls]
         env = {"role": "assistant", "content": "",
                "tool_calls": [{"id": i, "type": "function", "function": {"name": n, "arguments": ""}} for i, n, _ in calls]}
@@ -180,7 +181,7 @@ class PaddedReader(CarefulReader):
     ``"idle"`` one tiny call per model call (a locate of a term that is not there): turns that read nothing.
     """
 
-    def __init__(self, terms, extra: int = 0, mode: str = "turns", **kw: Any) -> None:
+    def __init__(self, terms: Sequence[str], extra: int = 0, mode: str = "turns", **kw: Any) -> None:
         super().__init__(terms, **kw)
         self.extra, self.mode = extra, mode
 
@@ -226,8 +227,8 @@ def padded_totals(root: str | Path, mode: str, extras: Sequence[int], docs: Sequ
     No budget and no idle stop here: this measures what the budget and the stop rules exist to prevent.
     ``profile`` is the tools' reply format (the system prompt follows it).
     """
-    from .article import QUESTION
     from ..integrations.langchain._loop import LoopRules
+    from .article import QUESTION
     from .tasks import UNLIMITED, run_reader
 
     rules = LoopRules(max_turns=max(extras, default=0) + 8, max_calls_per_message=max(extras, default=0) + 4,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
@@ -73,7 +74,7 @@ def _ends(a: Box, b: Box) -> tuple[tuple[float, float], tuple[float, float]]:
     return (a.x + a.w / 2, a.y if down else a.y + a.h), (b.x + b.w / 2, b.y + b.h if down else b.y)
 
 
-def _canvas(title: str):
+def _canvas(title: str) -> tuple[Figure, Axes]:
     """An 8 x 4.2 inch figure with one bare axes spanning [0, 1] x [0, 1] and the title on top, as figures.py's."""
     fig = plt.figure(figsize=(8.0, 4.2), dpi=100)
     ax = fig.add_axes((0.01, 0.06, 0.98, 0.84))
@@ -83,7 +84,7 @@ def _canvas(title: str):
     return fig, ax
 
 
-def _box(ax, box: Box) -> None:
+def _box(ax: Axes, box: Box) -> None:
     """A rounded box: a light fill, an outline in its colour and its label in the middle."""
     for fc, alpha in ((box.color, 0.12), ("none", 1.0)):
         ax.add_patch(FancyBboxPatch((box.x, box.y), box.w, box.h, boxstyle="round,pad=0.01,rounding_size=0.015",
@@ -91,7 +92,7 @@ def _box(ax, box: Box) -> None:
     ax.text(box.x + box.w / 2, box.y + box.h / 2, box.label, ha="center", va="center", fontsize=8)
 
 
-def _frame(ax, frame: Box) -> None:
+def _frame(ax: Axes, frame: Box) -> None:
     ax.add_patch(FancyBboxPatch((frame.x, frame.y), frame.w, frame.h, boxstyle="round,pad=0.01",
                                 fc="none", ec=frame.color, lw=1.0, ls="--"))
     ax.text(frame.x + 0.01, frame.y + frame.h - 0.015, frame.label, ha="left", va="top", fontsize=8.5)
@@ -107,8 +108,8 @@ def draw(diagram: Diagram) -> Figure:
             _frame(ax, diagram.frame)
         for b in diagram.boxes:
             _box(ax, b)
-        for a, b in diagram.arrows:
-            ax.add_patch(FancyArrowPatch(*_ends(boxes[a], boxes[b]), arrowstyle="-|>", mutation_scale=12,
+        for src, dst in diagram.arrows:
+            ax.add_patch(FancyArrowPatch(*_ends(boxes[src], boxes[dst]), arrowstyle="-|>", mutation_scale=12,
                                          color="#444444", lw=1.2))
     return fig
 

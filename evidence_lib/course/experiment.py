@@ -12,12 +12,14 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from langchain_core.tools import BaseTool
+
 from .._documents import baseline_dump
 from .._errors import EvidenceError
 from .._index import EvidenceIndex
 from .._measure import Size, reduction_percent
-from ..profiles import COMPACT, profile_of
 from .._tools import evidence_tools, run_tool_call, tool_call
+from ..profiles import COMPACT, profile_of
 from .article import ANSWER, article_corpus
 
 #: The article's boundary checks: arguments for read_evidence and the code each must produce.
@@ -47,9 +49,9 @@ def run_article(root: str | Path | None = None, profile: str = "article") -> dic
     baseline = baseline_dump(docs)
     listing = run_tool_call(tools, tool_call("search_evidence", {"query": "批处理上限"}, "search-1"))
     positions = run_tool_call(tools, tool_call("locate_evidence", {"term": "单批上限"}, "locate-1"))
-    hit = json.loads(positions.content)[0]
+    hit = json.loads(positions.text)[0]
     page = run_tool_call(tools, tool_call("read_evidence", {**hit, "limit": 300}, "read-1"))
-    body = json.loads(page.content)
+    body = json.loads(page.text)
     assert body["text"] == ANSWER and body["next_offset"] is None
 
     first_page = json.loads(read.invoke({"doc_id": hit["doc_id"], "limit": 800}))
@@ -90,7 +92,7 @@ def _table(hits: int, before: Size, after: Size) -> dict[str, Any]:
     }
 
 
-def _refusal(tool, args: dict[str, Any]) -> str | None:
+def _refusal(tool: BaseTool, args: dict[str, Any]) -> str | None:
     try:
         tool.invoke(args)
     except EvidenceError as e:

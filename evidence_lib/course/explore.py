@@ -18,8 +18,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
 
 from .._documents import Document, baseline_dump
 from .._index import EvidenceIndex
@@ -125,9 +127,10 @@ class ToolStep:
                 f"total {self.total_bytes:>6,} B {self.total_tokens:>5,} tok")
 
 
-def _body(message: ToolMessage):
+def _body(message: ToolMessage) -> Any:
+    content = message.content
     try:
-        return json.loads(message.content)
+        return json.loads(content) if isinstance(content, str) else None
     except (TypeError, ValueError):
         return None
 
@@ -135,7 +138,7 @@ def _body(message: ToolMessage):
 class _Transcript:
     """Runs calls through :func:`run_tool_call` and keeps the measured steps in order."""
 
-    def __init__(self, tools) -> None:
+    def __init__(self, tools: Sequence[BaseTool]) -> None:
         self.tools = tools
         self.steps: list[ToolStep] = []
 

@@ -19,13 +19,19 @@ import string
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 from matplotlib import font_manager
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ft2font import FT2Font
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
+    from .._ledger import Ledger
 
 _PNG_META = {"Software": None}
 _SVG_META = {"Date": None, "Creator": None}
@@ -80,7 +86,7 @@ def drawn_characters(lang: str = "zh") -> str:
     return "".join(sorted(chars - set("\n")))
 
 
-def style(lang: str = "en") -> dict[str, Any]:
+def style(lang: str = "en") -> dict[RcKeyType, Any]:
     """rcParams for stable, readable figures; Chinese falls back from DejaVu Sans to the shipped CJK font."""
     families = ["DejaVu Sans", cjk_family()] if lang == "zh" else ["DejaVu Sans"]
     return {"svg.hashsalt": "evidence-lib", "svg.fonttype": "path", "font.family": families,
@@ -151,7 +157,7 @@ def _arrow(ax, a, b, color="#444444"):
     ax.add_patch(FancyArrowPatch(a, b, arrowstyle="-|>", mutation_scale=12, color=color, lw=1.2))
 
 
-def _canvas(title: str, size=(8.0, 4.2)):
+def _canvas(title: str, size: tuple[float, float] = (8.0, 4.2)) -> tuple[Figure, Axes]:
     fig = plt.figure(figsize=size, dpi=100)
     ax = fig.add_axes((0.01, 0.06, 0.98, 0.84))
     ax.set_xlim(0, 1)
@@ -282,7 +288,7 @@ def plot_ledger(ledger: Any, ax: Any = None, unit: str = "bytes") -> Any:
     return ax
 
 
-def spend_figure(ledger, units: tuple[str, ...] = ("chars", "tokens")) -> Figure:
+def spend_figure(ledger: Ledger, units: tuple[str, ...] = ("chars", "tokens")) -> Figure:
     """One panel per unit of :func:`plot_ledger` (charged spend, context, budget line, refusals), side by side.
 
     Notebook 05 draws it. Each panel's legend sits below its axes, never inside them, so it can cover no

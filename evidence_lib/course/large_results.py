@@ -52,7 +52,7 @@ class LargeResultTask:
                        "list_orders": "The orders API: every order of the account, as JSON.",
                        "fetch_page": "A web page as plain text.",
                        "run_sql": "Run a read-only SQL query; the rows as CSV."}[self.tool_name]
-        schema = {"get_logs": {"service": (str, ...)}, "list_orders": {"account": (str, ...)},
+        schema: dict[str, Any] = {"get_logs": {"service": (str, ...)}, "list_orders": {"account": (str, ...)},
                   "fetch_page": {"url": (str, ...)}, "run_sql": {"query": (str, ...)}}[self.tool_name]
         from pydantic import create_model
 

@@ -24,10 +24,10 @@ from typing import Any, Protocol
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
-from ..disclosure._gate import AnswerGate
 from .._errors import EvidenceError, error_payload
 from .._toolkit import tool_call
-from .scripted import ScriptRun, ScriptedReturnShippingPolicy, drive
+from ..disclosure._gate import AnswerGate
+from .scripted import ScriptedReturnShippingPolicy, ScriptRun, drive
 
 #: 批准退款 "approve the refund": the words that make this reader act.
 TRIGGER = "批准退款"
@@ -50,7 +50,7 @@ def section_text(message: ToolMessage) -> str | None:
     if message.status == "error":
         return None
     try:
-        body = json.loads(message.content)  # type: ignore[arg-type]
+        body = json.loads(message.content) if isinstance(message.content, str) else None
     except (TypeError, ValueError):
         return None
     if isinstance(body, dict) and body.get("kind") == "data" and isinstance(body.get("text"), str):

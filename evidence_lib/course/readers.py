@@ -19,15 +19,16 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from .._answers import format_answer, insufficient_answer
-from ..audit._history import Step, steps, text_of
 from .._errors import TASK_WIDE
+from ..audit._history import Step, steps, text_of
 from ..profiles._compact import window
 
 __all__ = ["CARELESS_READERS", "PLANTED_CALL", "TASK_WIDE", "AbsenceReader", "BudgetIgnorer", "CarefulReader",
@@ -50,7 +51,8 @@ class PolicyChatModel(BaseChatModel):
                   **kwargs: Any) -> ChatResult:
         return ChatResult(generations=[ChatGeneration(message=self.reader.respond(list(messages)))])
 
-    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any):
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None,
+                   **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
         """Bind the tools' OpenAI schemas, as a provider's client does (the reader does not need them)."""
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
@@ -58,7 +60,8 @@ class PolicyChatModel(BaseChatModel):
 class ScriptedChatModel(FakeMessagesListChatModel):
     """langchain-core's ``FakeMessagesListChatModel`` plus ``bind_tools``: replays fixed messages (bad ones too)."""
 
-    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any):
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None,
+                   **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
 
@@ -151,7 +154,8 @@ class Seen:
 
     def tried(self) -> list[str]:
         """The terms this task has located, in order."""
-        return [s.args.get("term") for s in self.here if s.name == "locate_evidence" and s.args]
+        return [t for s in self.here
+                if s.name == "locate_evidence" and s.args and isinstance(t := s.args.get("term"), str)]
 
     def reads_asked(self) -> set[tuple[Any, Any]]:
         """``(doc_id, offset)`` of every read this task asked for."""
@@ -304,10 +308,10 @@ class RereadReader(CarefulReader):
     def decide(self):
         msg = super().decide()
         term, hits = self.seen.located(self.max_hits)
-        reads = [s for s in self.seen.here if s.name == "read_evidence" and s.args]
+        reads = [s.args for s in self.seen.here if s.name == "read_evidence" and s.args]
         if not msg.tool_calls and term is not None and not self.seen.exhausted() and reads \
                 and len(reads) < 2 * len(hits):  # about to answer: ask for every read again
-            return self.send(*(ask("read_evidence", **s.args) for s in reads))
+            return self.send(*(ask("read_evidence", **args) for args in reads))
         return msg
 
 

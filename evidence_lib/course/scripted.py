@@ -16,8 +16,9 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
-from ..disclosure._gate import AnswerGate
 from .._toolkit import run_tool_call, tool_call
+from ..disclosure._gate import AnswerGate
+
 
 @dataclass
 class ScriptRun:
@@ -50,13 +51,13 @@ class ScriptedReturnShippingPolicy:
             return tool_call("discover_resources", {}, "call-1")
         if n - 1 >= len(self.plan):
             return None
-        latest = {e["resource_id"]: e["latest_revision"] for e in json.loads(messages[0].content)}
+        latest = {e["resource_id"]: e["latest_revision"] for e in json.loads(messages[0].text)}
         rid, section = self.plan[n - 1]
         return tool_call("read_resource_section",
                          {"resource_id": rid, "revision": latest[rid], "section": section}, f"call-{n + 1}")
 
     def answer(self, messages: Sequence[ToolMessage]) -> str:
-        replies = [json.loads(m.content) for m in messages[1:] if m.status != "error"]
+        replies = [json.loads(m.text) for m in messages[1:] if m.status != "error"]
         by = {(r["resource_id"], r["section"]): r for r in replies}
         signed = json.loads(by[(f"order:{self.order_id}", "delivery")]["text"])["signed_at"]
         quality = by[("policy:returns", "quality")]["source"]

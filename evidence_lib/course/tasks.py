@@ -16,11 +16,11 @@ from langchain_core.messages import BaseMessage
 
 from .._documents import Document
 from .._index import EvidenceIndex
-from ..integrations.langchain._loop import LoopResult, LoopRules, run_loop
 from .._ledger import Budget, Ledger
+from .._tools import evidence_tools
+from ..integrations.langchain._loop import LoopResult, LoopRules, run_loop
 from ..profiles import profile_of
 from ..retrieval._corpora import pydoc_corpus
-from .._tools import evidence_tools
 from .article import ANSWER, ANSWER_DOC_ID, NO_ANSWER, QUESTION, article_corpus
 from .readers import CarefulReader, PolicyChatModel
 
@@ -137,7 +137,7 @@ def run_setting(reader_cls: type[CarefulReader], habit: str, root: str | Path, p
     root = Path(root)
     docs = planted_corpus() if s.corpus == "planted" else article_corpus()
     reader = reader_cls(s.terms)
-    kw = {"budget": s.budget, "rules": s.rules, "profile": profile}
+    kw: dict[str, Any] = {"budget": s.budget, "rules": s.rules, "profile": profile}
     if not s.revised:
         return run_reader(reader, root / "a", docs, **kw)
     first = run_reader(CarefulReader(s.terms), root / "a", docs, **kw)

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._citations import Citation, verify_citation
+from .._citations import Citation, Excerpt, verify_citation
 from .._index import EvidenceIndex
-from .._citations import Excerpt
 
 __all__ = ["answer_citation", "shown_ranges"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -42,7 +43,7 @@ def out_problem(out: str) -> str | None:
     return None
 
 
-def main(args) -> int:
+def main(args: argparse.Namespace) -> int:
     flows = tuple(f.strip() for f in args.flows.split(",")) if args.flows else FLOWS
     unknown = [f for f in flows if f not in FLOWS]
     if unknown:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -81,6 +80,8 @@ def _pinned():
 
         spec = importlib.util.spec_from_file_location(
             "_evidence_pinned", Path(__file__).resolve().parent.parent / "retrieval" / "_pinned.py")
+        if spec is None or spec.loader is None:  # a path always has a spec; narrowed for the type checker
+            raise ImportError("evidence_lib/retrieval/_pinned.py cannot be loaded") from None
         pinned = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(pinned)
     return pinned

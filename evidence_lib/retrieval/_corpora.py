@@ -21,7 +21,8 @@ from .._documents import Document
 from .._ids import MAX_DOC_ID_CHARS, RESERVED, is_doc_id
 from .._index import MAX_STORED_BYTES, sha256_hex
 from .._lines import token
-from ._pinned import PINNED_PYDOC, PINNED_PYDOC_VERSION, pydoc_topics as topics_of
+from ._pinned import PINNED_PYDOC, PINNED_PYDOC_VERSION
+from ._pinned import pydoc_topics as topics_of
 
 __all__ = ["PINNED_PYDOC", "PINNED_PYDOC_VERSION", "file_document", "folder_corpus", "folder_files", "pydoc_corpus"]
 

@@ -16,7 +16,6 @@ said once on stderr, by its name.
 from __future__ import annotations
 
 import itertools
-import os
 import secrets
 import sys
 import threading
@@ -24,6 +23,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from langchain_core.documents import Document as LCDocument
 
@@ -52,7 +52,7 @@ def bm25_source(docs: Sequence[Document], k: int = RETRIEVER_K, *, encoded: Enco
     server's for a folder. Each document keeps its doc_id, title, revision and grants (``access``). ``encoded`` and
     ``fingerprint_key`` let a rebuilt source share the previous one's bytes and computed ids."""
     lc = [LCDocument(page_content=d.text, metadata=_metadata(d)) for d in docs]
-    extra = {"encoded": encoded} if encoded is not None else {}
+    extra: dict[str, Any] = {"encoded": encoded} if encoded is not None else {}
     return RetrieverSource(BM25Retriever(documents=lc, k=k), fingerprint_key=fingerprint_key, **extra)
 
 
@@ -171,12 +171,12 @@ class FolderSource:
             with self._lock:
                 self._said.discard(("", ()))
         out = []
-        for e in files:
+        for entry in files:
             try:
-                st = e.stat(follow_symlinks=False)
+                st = entry.stat(follow_symlinks=False)
             except OSError:  # removed since it was listed
                 continue
-            out.append((e.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+            out.append((entry.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
         return tuple(out)
 
     def _build(self, scan: int, listing: Listing, state: _State, started: int, strict: bool = False) -> _State:

@@ -29,7 +29,6 @@ def pydoc_topics(source: str = "pinned") -> tuple[dict[str, str], str]:
         return dict(sorted(data["topics"].items())), data["python"]
     if source == "running":
         import platform
-
         from pydoc_data.topics import topics
 
         return dict(sorted(topics.items())), platform.python_version()

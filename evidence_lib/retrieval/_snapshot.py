@@ -29,7 +29,8 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeGuard
 
 from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
@@ -137,6 +138,11 @@ def default_access(doc: LCDocument) -> Access | None:
     return access
 
 
+def _granted(grants: Access | None, _doc: LCDocument) -> Access | None:
+    """``grants``, whatever the document: its access, already parsed (``partial(_granted, grants)``)."""
+    return grants
+
+
 def to_evidence_document(doc: LCDocument, access: Callable[[LCDocument], Access | None] = default_access, *,
                          readable: bool = True, key: bytes | None = None, sha256: str | None = None) -> Document:
     """A LangChain ``Document`` as the series' :class:`~evidence_lib._documents.Document` (metadata first).
@@ -162,15 +168,18 @@ def to_evidence_document(doc: LCDocument, access: Callable[[LCDocument], Access 
     return Document(doc_id, title, revision, text, access(doc))
 
 
-def _is_count(value: object) -> bool:
+def _is_count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def _search_defaults(retriever: BaseRetriever) -> dict[str, int]:
     """The ``k`` (and MMR's ``fetch_k``) a ``VectorStoreRetriever`` asks its store for when ``search_kwargs`` names
     none: the defaults of the store method its ``search_type`` calls (``k=4`` in langchain-core). Notebook 08."""
-    name = _SEARCH_METHODS.get(getattr(retriever, "search_type", None), "")
+    search_type = getattr(retriever, "search_type", None)
+    name = _SEARCH_METHODS.get(search_type, "") if isinstance(search_type, str) else ""
     method = getattr(getattr(retriever, "vectorstore", None), name, None)
+    if not callable(method):  # no vector store
+        return {}
     try:
         params = inspect.signature(method).parameters
     except (TypeError, ValueError):  # no vector store, or a method without a signature
@@ -190,7 +199,7 @@ def _prefiltered(retriever: BaseRetriever, visible: Callable[[LCDocument], bool]
     if how == "allowed":
         return retriever.model_copy(update={"allowed": visible})
     if how == "filter":
-        kwargs = retriever.search_kwargs  # type: ignore[attr-defined]
+        kwargs = retriever.search_kwargs  # type: ignore[attr-defined]  # _filters_first found it (a dict)
         own = kwargs.get("filter")
         both = visible if own is None else (lambda d: visible(d) and bool(own(d)))
         return retriever.model_copy(update={"search_kwargs": {**kwargs, "filter": both}})
@@ -467,7 +476,8 @@ class RetrieverSource:
         with self._wholes_lock:  # one source serves many tasks and threads (the eval, the MCP server)
             built = self._wholes.get(principal)
             if built is None:
-                docs = self.corpus if self.corpus is not None else self.retriever.documents
+                docs = self.corpus if self.corpus is not None else \
+                    self.retriever.documents if isinstance(self.retriever, BM25Retriever) else ()  # enumerable()
                 shown = [d for d in docs if allowed(self.access_of(d), principal, "discover")]
                 while len(self._wholes) >= WHOLE_CACHE:
                     del self._wholes[next(iter(self._wholes))]  # the oldest principal's
@@ -488,7 +498,7 @@ class RetrieverSource:
                 raw, digest = self.encoded.get(lc.page_content)
             except UnicodeEncodeError:
                 continue  # text that cannot be stored or shown is not evidence
-            doc = to_evidence_document(lc, lambda _d, g=grants: g, readable=readable, key=self.fingerprint_key,
+            doc = to_evidence_document(lc, partial(_granted, grants), readable=readable, key=self.fingerprint_key,
                                        sha256=digest)
             if b"\0" in raw or not clean_text(doc.doc_id):
                 continue  # text that cannot be stored or shown is not evidence

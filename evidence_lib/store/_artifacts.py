@@ -22,8 +22,16 @@ from .._errors import EvidenceError
 from .._index import MAX_STORED_BYTES
 from .._paging import MAX_PAGE_CHARS, page, page_reply
 from .._toolkit import clean_text
-from ._common import DEFAULT_STORE_TTL, MAX_KEY_CHARS, SnapshotKey, alive, artifact_query, check_text, from_us, \
-    sha256_text
+from ._common import (
+    DEFAULT_STORE_TTL,
+    MAX_KEY_CHARS,
+    SnapshotKey,
+    alive,
+    artifact_query,
+    check_text,
+    from_us,
+    sha256_text,
+)
 from ._snapshot import StoreSnapshot
 
 __all__ = ["artifact_key", "delete_artifact", "put_artifact", "read_artifact"]

@@ -31,10 +31,24 @@ from .._access import Principal
 from .._clock import Clock
 from .._documents import Document
 from .._errors import EvidenceError
+from .._ledger import Budget
 from . import _artifacts as artifacts
 from ._common import (
-    DEFAULT_STORE_TTL, MAX_KEY_CHARS,
-    check_text, to_us, expiry_us, alive, SnapshotKey, SnapRow, DocRow, ChunkRow, WsKey, document_row,
+    DEFAULT_STORE_TTL,
+    MAX_KEY_CHARS,
+    ChunkRow,
+    DocRow,
+    LedgerTxn,
+    SnapRow,
+    SnapshotKey,
+    SnapshotReader,
+    WorkspaceTxn,
+    WsKey,
+    alive,
+    check_text,
+    document_row,
+    expiry_us,
+    to_us,
 )
 from ._ledger import StoreLedger
 from ._snapshot import StoreSnapshot
@@ -96,7 +110,7 @@ class StoreBackend(ABC):
         """The snapshot's document rows, in ``doc_no`` order."""
 
     @abstractmethod
-    def reading(self) -> AbstractContextManager[Any]:
+    def reading(self) -> AbstractContextManager[SnapshotReader]:
         """One read transaction of the page-serving path (the memory backend: its lock), yielding a reader."""
 
     @abstractmethod
@@ -127,7 +141,7 @@ class StoreBackend(ABC):
         """Make the ledger, if alive at ``now_us``, expire no earlier than ``until_us``; whether it was alive."""
 
     @abstractmethod
-    def ledger_txn(self, lid: int) -> AbstractContextManager[Any]:
+    def ledger_txn(self, lid: int) -> AbstractContextManager[LedgerTxn]:
         """A context manager holding the ledger's lock across check and charge, yielding a ledger txn."""
 
     @abstractmethod
@@ -152,7 +166,7 @@ class StoreBackend(ABC):
 
     # workspaces
     @abstractmethod
-    def workspace_txn(self, ws: WsKey) -> AbstractContextManager[Any]:
+    def workspace_txn(self, ws: WsKey) -> AbstractContextManager[WorkspaceTxn]:
         """A context manager holding the workspace's lock, yielding a workspace txn."""
 
     @abstractmethod
@@ -313,7 +327,8 @@ class EvidenceStore(StoreBackend):
                                     check_text(session, "session", lo=1, hi=MAX_KEY_CHARS))
 
     # ledgers and workspaces (their logic lives in store/ledger.py and store/workspace.py) ----------------
-    def ledger(self, tenant: str, session: str, task: str, budget=None, *, ttl: timedelta = DEFAULT_STORE_TTL):
+    def ledger(self, tenant: str, session: str, task: str, budget: Budget | None = None, *,
+               ttl: timedelta = DEFAULT_STORE_TTL) -> StoreLedger:
         """The task's budget ledger, shared by every worker of the task; it expires ``ttl`` after its last entry."""
         return StoreLedger(self, tenant, session, task, budget, ttl=ttl)
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from hashlib import sha256
 from typing import Any, Protocol
 
@@ -24,10 +26,11 @@ from .._toolkit import clean_text
 
 __all__ = ["ARTIFACT_PREFIX", "CHUNK_CHARS", "DEFAULT_STORE_TTL", "EPOCH", "GRAM_CLASS", "GRAM_RANGES_ID",
            "INT64_MAX", "INT64_MIN", "MAX_GRAM_CHARS", "MAX_KEY_CHARS", "MAX_STORED_TITLE_CHARS", "MAX_US",
-           "MIN_INDEXED_CHARS", "OVERLAP_CHARS", "OWNER_PREFIX", "ChunkRow", "DocRow", "SnapRow", "SnapshotKey",
-           "SnapshotStorage", "WsKey", "access_from_json", "access_json", "alive", "artifact_query", "check_int64",
-           "check_text", "chunk_rows", "cjk_grams", "document_row", "expiry_us", "from_us", "gram_term",
-           "is_artifact_query", "owner_session", "session_of", "sha256_text", "system_clock", "to_us", "ttl_us"]
+           "MIN_INDEXED_CHARS", "OVERLAP_CHARS", "OWNER_PREFIX", "ChunkRow", "DocRow", "LedgerStorage", "LedgerTxn",
+           "SnapRow", "SnapshotKey", "SnapshotReader", "SnapshotStorage", "WorkspaceStorage", "WorkspaceTxn", "WsKey",
+           "access_from_json", "access_json", "alive", "artifact_query", "check_int64", "check_text", "chunk_rows",
+           "cjk_grams", "document_row", "expiry_us", "from_us", "gram_term", "is_artifact_query", "owner_session",
+           "session_of", "sha256_text", "system_clock", "to_us", "ttl_us"]
 
 CHUNK_CHARS = 4096
 OVERLAP_CHARS = 127
@@ -42,14 +45,14 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_KEY_CHARS = 256
 #: The longest title a store accepts (a listing shows at most ``tools.MAX_TITLE_CHARS`` of it).
 MAX_STORED_TITLE_CHARS = 4096
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: The last representable time (``datetime.max``, in UTC) in microseconds: no expiry lies past it.
-MAX_US = (datetime.max.replace(tzinfo=timezone.utc) - EPOCH) // timedelta(microseconds=1)
+MAX_US = (datetime.max.replace(tzinfo=UTC) - EPOCH) // timedelta(microseconds=1)
 
 
 def system_clock() -> datetime:
     """The wall clock, for production callers; tests and notebooks inject a ManualClock instead."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 # -- validation: one place, every backend ----------------------------------------------------------------
@@ -255,6 +258,43 @@ def cjk_grams(body: str) -> set[str]:
     return grams
 
 
+class SnapshotReader(Protocol):
+    """One read transaction of the page-serving path, what :meth:`~evidence_lib.store._base.StoreBackend.reading`
+    yields: whether a snapshot is still published, the index's candidate chunks of a term, and chunks by runs
+    ``(doc_no, lo, hi)``; the ``_many`` forms ask for several snapshots in one query (each row starts with its id)."""
+
+    def published(self, snap_id: int) -> bool: ...
+    def candidates(self, snap_id: int, term: str) -> list[tuple[int, int]]: ...
+    def candidates_many(self, items: list[tuple[int, str]]) -> list[tuple[int, int, int]]: ...
+    def chunks(self, snap_id: int, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, str, str]]: ...
+    def chunks_many(self, wanted: list[tuple[int, list[tuple[int, int, int]]]]
+                    ) -> list[tuple[int, int, int, str, str]]: ...
+
+
+class LedgerTxn(Protocol):
+    """A ledger's transaction, what :meth:`~evidence_lib.store._base.StoreBackend.ledger_txn` yields under the
+    ledger's lock: its stored counters (None: the ledger is gone), its reads, and one entry's write."""
+
+    @property
+    def counters(self) -> dict[str, int] | None: ...
+    def doc_reads(self, doc_id: str) -> int: ...
+    def reads_of(self, doc_id: str, sha256: str) -> list[tuple[Any, ...]]: ...
+    def write(self, row: tuple[Any, ...], counters: dict[str, int],
+              excerpts: Sequence[tuple[Any, ...]] = ()) -> None: ...
+
+
+class WorkspaceTxn(Protocol):
+    """A workspace's transaction, what :meth:`~evidence_lib.store._base.StoreBackend.workspace_txn` yields under the
+    workspace's lock: its state ``(created_us, expires_us, version)`` (None: not created yet) and its files."""
+
+    @property
+    def state(self) -> tuple[int, int, int] | None: ...
+    def files(self) -> list[tuple[Any, ...]]: ...
+    def put(self, row: tuple[Any, ...]) -> None: ...
+    def delete(self, path: str) -> None: ...
+    def set_state(self, created: int, expires: int, version: int) -> None: ...
+
+
 class SnapshotStorage(Protocol):
     """The part of a store a :class:`~evidence_lib.store._snapshot.StoreSnapshot` reads through (every
     :class:`~evidence_lib.store._base.EvidenceStore` is one)."""
@@ -262,5 +302,35 @@ class SnapshotStorage(Protocol):
     backend: str
 
     def now_us(self) -> int: ...
-    def _row(self, snap_id: int) -> SnapRow | None: ...
-    def _reading(self) -> Any: ...
+    def reading(self) -> AbstractContextManager[SnapshotReader]: ...
+
+
+class LedgerStorage(Protocol):
+    """The part of a store a :class:`~evidence_lib.store._ledger.StoreLedger` keeps its counters and entries in (the
+    ledger primitives of :class:`~evidence_lib.store._base.StoreBackend`; every ``EvidenceStore`` is one)."""
+
+    backend: str
+
+    def now_us(self) -> int: ...
+    def ledger_open(self, tenant: str, session: str, task: str, limits: tuple[Any, ...], now_us: int,
+                    expires_us: int) -> tuple[int, tuple[Any, ...]]: ...
+    def ledger_extend(self, lid: int, until_us: int, now_us: int) -> bool: ...
+    def ledger_txn(self, lid: int) -> AbstractContextManager[LedgerTxn]: ...
+    def ledger_counters(self, lid: int) -> dict[str, int] | None: ...
+    def ledger_entries(self, lid: int) -> list[tuple[Any, ...]]: ...
+    def ledger_excerpts(self, lid: int) -> list[tuple[Any, ...]]: ...
+    def ledger_doc_reads(self, lid: int, doc_id: str) -> int: ...
+    def ledger_reads_of(self, lid: int, doc_id: str, sha256: str) -> list[tuple[str, str, int, int, str]]: ...
+
+
+class WorkspaceStorage(Protocol):
+    """The part of a store a :class:`~evidence_lib.store._workspace.TaskWorkspace` keeps its files in (the workspace
+    primitives of :class:`~evidence_lib.store._base.StoreBackend`; every ``EvidenceStore`` is one)."""
+
+    backend: str
+
+    def now_us(self) -> int: ...
+    def workspace_txn(self, ws: WsKey) -> AbstractContextManager[WorkspaceTxn]: ...
+    def workspace_state(self, ws: WsKey) -> tuple[int, int, int] | None: ...
+    def workspace_files(self, ws: WsKey) -> list[tuple[Any, ...]]: ...
+    def workspace_file(self, ws: WsKey, path: str) -> tuple[Any, ...] | None: ...

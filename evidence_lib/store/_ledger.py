@@ -19,12 +19,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
-from typing import Any
 
 from .._errors import EvidenceError
 from .._ledger import Budget, Ledger, LedgerEntry, ReadRecord, Tally
 from .._paging import covering_reads
-from ._common import DEFAULT_STORE_TTL, MAX_KEY_CHARS, check_int64, check_text, expiry_us, to_us, ttl_us
+from ._common import (
+    DEFAULT_STORE_TTL,
+    MAX_KEY_CHARS,
+    LedgerStorage,
+    LedgerTxn,
+    check_int64,
+    check_text,
+    expiry_us,
+    to_us,
+    ttl_us,
+)
 
 __all__ = ["COUNTERS", "LIMITS", "StoreLedger", "budget_limits", "entry_from_row", "entry_row"]
 
@@ -55,7 +64,7 @@ def entry_row(entry: LedgerEntry) -> tuple:
 
 @dataclass(frozen=True)
 class _Locked(Tally):
-    txn: Any = None  # the store transaction holding the ledger's lock
+    txn: LedgerTxn | None = None  # the store transaction holding the ledger's lock
 
 
 class StoreLedger(Ledger):
@@ -65,7 +74,7 @@ class StoreLedger(Ledger):
     the stored ledger expired: then it starts anew). It expires ``ttl`` after its last entry.
     """
 
-    def __init__(self, store, tenant: str, session: str, task: str, budget: Budget | None = None, *,
+    def __init__(self, store: LedgerStorage, tenant: str, session: str, task: str, budget: Budget | None = None, *,
                  ttl: timedelta = DEFAULT_STORE_TTL) -> None:
         self.store = store
         self.key = (check_text(tenant, "tenant", lo=1, hi=MAX_KEY_CHARS),
@@ -88,7 +97,7 @@ class StoreLedger(Ledger):
 
     # -- where the entries live ----------------------------------------------------------------------
     @property
-    def entries(self) -> list[LedgerEntry]:  # type: ignore[override]
+    def entries(self) -> list[LedgerEntry]:  # type: ignore[override]  # Ledger's list; here read from the store
         excerpts: dict[int, list[ReadRecord]] = {}
         for step, *x in self.store.ledger_excerpts(self.lid):
             excerpts.setdefault(step, []).append(ReadRecord(*x))
@@ -129,7 +138,9 @@ class StoreLedger(Ledger):
 
     def append(self, tally: Tally, entry: LedgerEntry) -> None:
         """Write ``entry`` and the new counters; the ledger now expires ``ttl`` after this entry."""
-        txn = tally.txn  # type: ignore[attr-defined]  # the _Locked tally that locked() yielded
+        txn = tally.txn if isinstance(tally, _Locked) else None
+        if txn is None or txn.counters is None:
+            raise TypeError("StoreLedger.append takes the tally its locked() yielded, inside that block")
         c = dict(txn.counters)
         c["expires_us"] = expiry_us(self.store.now_us(), timedelta(microseconds=self.ttl_us))
         c["step"] = entry.step

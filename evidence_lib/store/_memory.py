@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
+from .._clock import Clock
 from .._errors import EvidenceError
 from ._base import EvidenceStore
 from ._common import ChunkRow, DocRow, SnapRow, SnapshotKey, WsKey, is_artifact_query, session_of
@@ -26,18 +28,24 @@ ZERO_LEDGER = {"limits": (), "counters": ZERO_COUNTERS, "entries": (), "excerpts
 
 
 class _LedgerTxn:
-    def __init__(self, ledger: dict | None) -> None:
-        self._l = ledger
+    def __init__(self, ledger: dict[str, Any] | None) -> None:
+        self._ledger = ledger
         self.counters = None if ledger is None else dict(ledger["counters"])  # None: deleted or cleaned up
+
+    @property
+    def _l(self) -> dict[str, Any]:
+        if self._ledger is None:  # the caller saw counters None: ledger_expired before it reads or writes
+            raise EvidenceError("ledger_expired")
+        return self._ledger
 
     def doc_reads(self, doc_id: str) -> int:
         return sum(1 for r in self._l["entries"] if r[6] and r[7] == doc_id)
 
-    def reads_of(self, doc_id: str, sha256: str) -> list[tuple]:
+    def reads_of(self, doc_id: str, sha256: str) -> list[tuple[Any, ...]]:
         pages = [tuple(r[7:12]) for r in self._l["entries"] if r[6] and r[7] == doc_id and r[11] == sha256]
         return pages + [tuple(x[1:]) for x in self._l["excerpts"] if x[1] == doc_id and x[5] == sha256]
 
-    def write(self, row: tuple, counters: dict, excerpts: list[tuple] = ()) -> None:
+    def write(self, row: tuple[Any, ...], counters: dict[str, int], excerpts: Sequence[tuple[Any, ...]] = ()) -> None:
         self._l["entries"].append(row)
         self._l["excerpts"].extend(excerpts)
         self._l["counters"] = dict(counters)
@@ -68,7 +76,7 @@ class _Reader:
         return [(s, *row) for s, spans in wanted for row in self.chunks(s, spans)]
 
     def chunks(self, snap_id: int, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, str, str]]:
-        out = []
+        out: list[tuple[int, int, str, str]] = []
         with self.store._lock:
             for d, lo, hi in spans:
                 chunks = self.store._chunk_map.get((snap_id, d), {})
@@ -77,14 +85,14 @@ class _Reader:
 
 
 class _WorkspaceTxn:
-    def __init__(self, ws: dict | None) -> None:
-        self.state = None if ws is None else ws["state"]
-        self._files = {} if ws is None else dict(ws["files"])
+    def __init__(self, ws: dict[str, Any] | None) -> None:
+        self.state: tuple[int, int, int] | None = None if ws is None else ws["state"]
+        self._files: dict[str, tuple[Any, ...]] = {} if ws is None else dict(ws["files"])
 
-    def files(self) -> list[tuple]:
+    def files(self) -> list[tuple[Any, ...]]:
         return [(p, k, rev, s, sha, chars, t) for p, k, rev, s, _text, sha, chars, t in self._files.values()]
 
-    def put(self, row: tuple) -> None:
+    def put(self, row: tuple[Any, ...]) -> None:
         self._files[row[0]] = row
 
     def delete(self, path: str) -> None:
@@ -99,7 +107,7 @@ class MemoryStore(EvidenceStore):
 
     backend = "memory"
 
-    def __init__(self, clock) -> None:
+    def __init__(self, clock: Clock) -> None:
         super().__init__(clock)
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
@@ -158,7 +166,7 @@ class MemoryStore(EvidenceStore):
 
     def _snap_row(self, snap_id: int | None) -> SnapRow | None:
         s = self._snaps.get(snap_id) if snap_id is not None else None
-        if s is None or not s["ready"]:
+        if snap_id is None or s is None or not s["ready"]:
             return None
         return SnapRow(snap_id, s["key"], s["created"], s["expires"])
 
@@ -259,7 +267,7 @@ class MemoryStore(EvidenceStore):
             return True
 
     @contextmanager
-    def ledger_txn(self, lid: int):
+    def ledger_txn(self, lid: int) -> Iterator[_LedgerTxn]:
         with self._lock:
             yield _LedgerTxn(self._ledgers.get(lid))
 
@@ -286,7 +294,7 @@ class MemoryStore(EvidenceStore):
 
     # -- workspaces ------------------------------------------------------------------------------------
     @contextmanager
-    def workspace_txn(self, ws: WsKey):
+    def workspace_txn(self, ws: WsKey) -> Iterator[_WorkspaceTxn]:
         with self._lock:
             txn = _WorkspaceTxn(self._ws.get(ws))
             yield txn  # an exception here leaves the workspace as it was

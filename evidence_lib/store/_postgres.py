@@ -39,9 +39,14 @@ import warnings
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
+from .._clock import Clock
 from ._common import GRAM_CLASS, MIN_INDEXED_CHARS, gram_term
 from ._sqlbase import Q, SQLStore, migrate, schema
+
+if TYPE_CHECKING:
+    from psycopg import Connection
 
 __all__ = ["EXTENSIONS", "GRAM_FUNCTION", "GRAM_FUNCTION_DDL", "GRAM_INDEX", "GRAM_INDEX_DDL", "GRAM_SHIFT",
            "PG_GRAMS", "SCHEMA_LOCK", "TRIGRAM", "TRIGRAM_INDEX", "PostgresStore", "gram_code", "like_pattern",
@@ -128,13 +133,13 @@ class PostgresStore(SQLStore):
     FOR_UPDATE = " FOR UPDATE"
     REWRITE = True
 
-    def __init__(self, dsn: str, clock, *, pool_size: int = 8) -> None:
+    def __init__(self, dsn: str, clock: Clock, *, pool_size: int = 8) -> None:
         import psycopg  # optional dependency: only this backend needs it
         from psycopg_pool import ConnectionPool
 
         super().__init__(clock)
         self._unanalyzed = 0
-        options = {"autocommit": True, "prepare_threshold": None}
+        options: dict[str, Any] = {"autocommit": True, "prepare_threshold": None}
         with psycopg.connect(dsn, **options) as conn:  # a bad DSN fails here, at once; the schema is checked once
             q = self._q(conn)
             with conn.transaction():
@@ -148,7 +153,7 @@ class PostgresStore(SQLStore):
         if self.lc_ctype in ("C", "POSIX"):
             warnings.warn(f"this database's LC_CTYPE is {self.lc_ctype}: pg_trgm skips non-ASCII characters, so "
                           "locate on Chinese terms scans every chunk; use --locale=C.UTF-8", stacklevel=2)
-        self._conns: weakref.WeakSet = weakref.WeakSet()  # every connection the pool opened (tests watch them)
+        self._conns: weakref.WeakSet[Connection[Any]] = weakref.WeakSet()  # every connection the pool opened (tests watch them)
         self._pool = ConnectionPool(dsn, min_size=1, max_size=pool_size, kwargs=options, configure=self._configure,
                                     open=True, name="evidence-store")
         self._pool.wait()  # its first connection is ready (the DSN was checked above): calls never race its opening
@@ -156,22 +161,22 @@ class PostgresStore(SQLStore):
     def __repr__(self) -> str:
         return "PostgresStore()"
 
-    def _configure(self, conn) -> None:
+    def _configure(self, conn: Connection[Any]) -> None:
         self._conns.add(conn)
         for hook in list(self._on_connect):
             hook(conn)
 
-    def _acquire(self):
+    def _acquire(self) -> Connection[Any]:
         return self._pool.getconn()
 
-    def _release(self, conn) -> None:
+    def _release(self, conn: Connection[Any]) -> None:
         self._pool.putconn(conn)
 
     def close(self) -> None:
         self._pool.close()
 
     @contextmanager
-    def bulk_load(self, *, maintenance_work_mem: str = "1GB"):
+    def bulk_load(self, *, maintenance_work_mem: str = "1GB") -> Iterator[PostgresStore]:
         """Load a large corpus with the trigram and gram indexes dropped, then build each once (``CREATE INDEX``).
 
         Building a GIN index over loaded rows is cheaper than updating it chunk by chunk (notebook 11 shows
@@ -211,9 +216,9 @@ class PostgresStore(SQLStore):
         q("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("\x1f".join(parts),))
 
     def _before_candidates(self, q: Q) -> None:
-        if not getattr(q, "no_seqscan", False):  # once per transaction: SET LOCAL lasts until it ends
+        if not q.no_seqscan:  # once per transaction: SET LOCAL lasts until it ends
             q("SET LOCAL enable_seqscan = off")  # a seq scan would read every tenant's rows (the rest of this read too)
-            q.no_seqscan = True  # type: ignore[attr-defined]
+            q.no_seqscan = True
 
     def _candidate_query(self, snap_id: int, term: str) -> tuple[str, tuple]:
         if gram_term(term):  # a CJK unigram or bigram: the gram index's chunks of this snapshot holding it

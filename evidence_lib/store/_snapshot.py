@@ -22,10 +22,23 @@ from .. import _calls as calls
 from .._access import Action, Principal, allowed
 from .._errors import EvidenceError
 from .._index import IndexEntry, Snapshot, sha256_hex, text_range
-from .._locate import LocateOptions, find as scan_find, find_all, wrap_points
+from .._locate import LocateOptions, find_all, wrap_points
+from .._locate import find as scan_find
 from .._toolkit import clean_text
-from ._common import CHUNK_CHARS, MIN_INDEXED_CHARS, OVERLAP_CHARS, DocRow, SnapRow, SnapshotStorage, \
-    access_from_json, alive, check_text, from_us, gram_term
+from ._common import (
+    CHUNK_CHARS,
+    MIN_INDEXED_CHARS,
+    OVERLAP_CHARS,
+    DocRow,
+    SnapRow,
+    SnapshotReader,
+    SnapshotStorage,
+    access_from_json,
+    alive,
+    check_text,
+    from_us,
+    gram_term,
+)
 
 __all__ = ["BATCH_CHUNKS", "StoreSnapshot", "indexable", "literal_pieces", "prefetch"]
 
@@ -139,7 +152,7 @@ class StoreSnapshot:
         if call is not None:
             call.alive = True
 
-    def _published(self, reader, call: _Call | None) -> None:
+    def _published(self, reader: SnapshotReader, call: _Call | None) -> None:
         """The published check inside the transaction ``reader``, unless ``call`` made it already."""
         if call is not None and call.alive:
             return
@@ -429,7 +442,7 @@ def prefetch(snaps: Sequence[StoreSnapshot], term: str, options: LocateOptions |
         for t in terms:
             todo = [(s, st) for s, st in held if t not in st.candidates]
             if todo:
-                for s, st in todo:
+                for _, st in todo:
                     st.candidates[t] = set()
                 by_id = {s.row.snap_id: st for s, st in todo}
                 for snap_id, d, c in r.candidates_many([(s.row.snap_id, t) for s, _ in todo]):

@@ -11,16 +11,30 @@ ready) in one more.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from .. import _calls as calls
+from .._clock import Clock
 from .._documents import Document
 from .._errors import EvidenceError
 from ._base import EvidenceStore
-from ._common import ARTIFACT_PREFIX, GRAM_RANGES_ID, MAX_US, OWNER_PREFIX, ChunkRow, DocRow, SnapRow, SnapshotKey, \
-    WsKey, artifact_query, document_row, is_artifact_query, session_of
+from ._common import (
+    ARTIFACT_PREFIX,
+    GRAM_RANGES_ID,
+    MAX_US,
+    OWNER_PREFIX,
+    ChunkRow,
+    DocRow,
+    SnapRow,
+    SnapshotKey,
+    WsKey,
+    artifact_query,
+    document_row,
+    is_artifact_query,
+    session_of,
+)
 from ._ledger import COUNTERS, LIMITS
 
 __all__ = ["ENTRY_COLUMNS", "IS_ARTIFACT", "MIGRATIONS", "Q", "SCHEMA_VERSION", "SESSION_TABLES", "SNAP",
@@ -46,6 +60,7 @@ class Q:
 
     def __init__(self, cursor: Any, rewrite: bool) -> None:
         self.cursor, self.rewrite = cursor, rewrite
+        self.no_seqscan = False  # PostgreSQL: sequential scans already turned off in this transaction
 
     def __call__(self, sql: str, params: tuple | list = ()) -> Any:
         self.cursor.execute(sql.replace("?", "%s") if self.rewrite else sql, params)
@@ -96,7 +111,7 @@ class _LedgerTxn:
     def reads_of(self, doc_id: str, sha256: str) -> list[tuple]:
         return _reads_of(self.q, self.lid, doc_id, sha256)
 
-    def write(self, row: tuple, counters: dict, excerpts: list[tuple] = ()) -> None:
+    def write(self, row: tuple[Any, ...], counters: dict[str, int], excerpts: Sequence[tuple[Any, ...]] = ()) -> None:
         self.q(f"INSERT INTO ledger_entries (lid, {ENTRY_COLUMNS}) VALUES (?{', ?' * 16})", (self.lid, *row))
         if excerpts:  # one statement, however many excerpts the call served
             rows = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(excerpts))
@@ -116,7 +131,7 @@ class _Reader:
         return self.q.one("SELECT 1 FROM snapshots WHERE snap_id = ? AND ready = 1", (snap_id,)) is not None
 
     def candidates(self, snap_id: int, term: str) -> list[tuple[int, int]]:
-        return [tuple(r) for r in self.store._candidates(self.q, snap_id, term)]  # type: ignore[misc]
+        return [tuple(r) for r in self.store._candidates(self.q, snap_id, term)]
 
     def candidates_many(self, items: list[tuple[int, str]]) -> list[tuple[int, int, int]]:
         return self.store._candidates_many(self.q, items)
@@ -129,7 +144,7 @@ class _Reader:
         sql = " UNION ALL ".join(
             "SELECT snap_id, doc_no, chunk_no, body, sha256 FROM chunks WHERE snap_id = ? AND ("
             + " OR ".join(["(doc_no = ? AND chunk_no BETWEEN ? AND ?)"] * len(spans)) + ")" for _, spans in wanted)
-        return [tuple(r) for r in self.q.all(sql, [x for s, spans in wanted  # type: ignore[misc]
+        return [tuple(r) for r in self.q.all(sql, [x for s, spans in wanted
                                                    for x in (s, *(v for span in spans for v in span))])]
 
     def chunks(self, snap_id: int, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, str, str]]:
@@ -137,7 +152,7 @@ class _Reader:
         if not spans:
             return []
         where = " OR ".join(["(doc_no = ? AND chunk_no BETWEEN ? AND ?)"] * len(spans))
-        return [tuple(r) for r in self.q.all(  # type: ignore[misc]
+        return [tuple(r) for r in self.q.all(
             f"SELECT doc_no, chunk_no, body, sha256 FROM chunks WHERE snap_id = ? AND ({where})",
             (snap_id, *(x for span in spans for x in span)))]
 
@@ -185,7 +200,7 @@ class SQLStore(EvidenceStore):
     REWRITE = False
     BEGIN_WRITE = "BEGIN"
 
-    def __init__(self, clock) -> None:
+    def __init__(self, clock: Clock) -> None:
         super().__init__(clock)
         self._local = threading.local()  # this thread's open transaction (a nested store call joins it)
         self._on_connect: list[Callable[[Any], None]] = []  # run on every connection opened from now on
@@ -209,7 +224,7 @@ class SQLStore(EvidenceStore):
         out: list[tuple[int, int, int]] = []
         for i in range(0, len(items), UNION_BRANCHES):
             parts = [self._candidate_query(s, t) for s, t in items[i:i + UNION_BRANCHES]]
-            out += [tuple(r) for r in q.all(" UNION ALL ".join(sql for sql, _ in parts),  # type: ignore[misc]
+            out += [tuple(r) for r in q.all(" UNION ALL ".join(sql for sql, _ in parts),
                                              [p for _, params in parts for p in params])]
         return out
 
@@ -225,7 +240,7 @@ class SQLStore(EvidenceStore):
         return Q(conn.cursor(), rewrite=self.REWRITE)
 
     @contextmanager
-    def reading(self):
+    def reading(self) -> Iterator[_Reader]:
         with self._tx() as q:
             yield _Reader(self, q)
 
@@ -265,7 +280,7 @@ class SQLStore(EvidenceStore):
             self._release(conn)
 
     @contextmanager
-    def _tx(self, write: bool = False):
+    def _tx(self, write: bool = False) -> Iterator[Q]:
         joined = getattr(self._local, "q", None)
         if joined is None and not write:
             joined = self._held()
@@ -407,8 +422,9 @@ class SQLStore(EvidenceStore):
             return []
         marks = ", ".join("?" * len(keys))
         with self._tx() as q:
-            rows = [_snap(r) for r in q.all(SNAP + f"WHERE tenant = ? AND sess = ? AND ready = 1 AND query IN "
-                                            f"({marks})", (keys[0].tenant, keys[0].session, *(k.query for k in keys)))]
+            rows = [s for r in q.all(SNAP + f"WHERE tenant = ? AND sess = ? AND ready = 1 AND query IN ({marks})",
+                                     (keys[0].tenant, keys[0].session, *(k.query for k in keys)))
+                    if (s := _snap(r)) is not None]
             ids = [r.snap_id for r in rows]
             docs: dict[int, list[DocRow]] = {i: [] for i in ids}
             if ids:
@@ -422,7 +438,7 @@ class SQLStore(EvidenceStore):
         return _snap(self._one(SNAP + "WHERE snap_id = ? AND ready = 1", (snap_id,)))
 
     def document_rows(self, snap_id: int) -> list[DocRow]:
-        return [tuple(r) for r in self._all(  # type: ignore[misc]
+        return [tuple(r) for r in self._all(
             "SELECT doc_no, doc_id, title, revision, chars, bytes, sha256, preview, access FROM documents "
             "WHERE snap_id = ? ORDER BY doc_no", (snap_id,))]
 
@@ -522,7 +538,7 @@ class SQLStore(EvidenceStore):
             return True
 
     @contextmanager
-    def ledger_txn(self, lid: int):
+    def ledger_txn(self, lid: int) -> Iterator[_LedgerTxn]:
         with self._tx(write=True) as q:
             row = q.one(f"SELECT {', '.join(COUNTERS)} FROM ledgers WHERE lid = ?{self.FOR_UPDATE}", (lid,))
             yield _LedgerTxn(q, lid, None if row is None else tuple(row))
@@ -549,14 +565,14 @@ class SQLStore(EvidenceStore):
 
     # -- workspaces ------------------------------------------------------------------------------------
     @contextmanager
-    def workspace_txn(self, ws: WsKey):
+    def workspace_txn(self, ws: WsKey) -> Iterator[_WorkspaceTxn]:
         with self._tx(write=True) as q:
             self._lock_key(q, "workspace", *ws)
             yield _WorkspaceTxn(q, ws)
 
     def workspace_state(self, ws: WsKey) -> tuple[int, int, int] | None:
         row = self._one(f"SELECT created_us, expires_us, version FROM workspaces WHERE {WS}", ws)
-        return None if row is None else tuple(row)  # type: ignore[return-value]
+        return None if row is None else tuple(row)
 
     def workspace_files(self, ws: WsKey) -> list[tuple]:
         with self._tx() as q:

@@ -41,6 +41,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from .._clock import Clock
 from ._common import MIN_INDEXED_CHARS, ChunkRow, cjk_grams, gram_term, sha256_text
 from ._sqlbase import Q, SQLStore, migrate, schema
 
@@ -76,7 +77,7 @@ class SQLiteStore(SQLStore):
     backend = "sqlite"
     BEGIN_WRITE = "BEGIN IMMEDIATE"
 
-    def __init__(self, path: str | Path, clock, *, busy_timeout_ms: int = 30_000) -> None:
+    def __init__(self, path: str | Path, clock: Clock, *, busy_timeout_ms: int = 30_000) -> None:
         super().__init__(clock)
         self.path = Path(path)
         self.busy_timeout_ms = int(busy_timeout_ms)
@@ -148,6 +149,8 @@ class SQLiteStore(SQLStore):
 
     # -- the gram postings (module docstring) ----------------------------------------------------------------
     def _index_chunks(self, q: Q, ids: range | None, chunks: list[ChunkRow]) -> None:
+        if ids is None:  # never: this backend's _chunk_ids numbers every batch
+            raise ValueError("SQLite's gram postings need the chunks' rowids")
         rows = ((i, " ".join(g)) for i, (_, _, body, _) in zip(ids, chunks) if (g := cjk_grams(body)))
         q.cursor.executemany("INSERT INTO chunk_grams (rowid, grams) VALUES (?, ?)", rows)
 

@@ -18,14 +18,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from .._access import Access, Action, Principal, allowed
 from .._errors import EvidenceError
 from .._index import PREVIEW_CHARS, IndexEntry, Snapshot, text_range
 from .._lines import text_line, token
-from .._locate import LocateOptions, find as scan_find
-from ._common import DEFAULT_STORE_TTL, MAX_KEY_CHARS, alive, check_text, expiry_us, from_us, sha256_text
+from .._locate import LocateOptions
+from .._locate import find as scan_find
+from ._common import (
+    DEFAULT_STORE_TTL,
+    MAX_KEY_CHARS,
+    WorkspaceStorage,
+    WorkspaceTxn,
+    alive,
+    check_text,
+    expiry_us,
+    from_us,
+    sha256_text,
+)
 
 __all__ = ["ENTRY_PATH", "KINDS", "MAX_FILE_CHARS", "TaskWorkspace", "kind_of"]
 
@@ -42,7 +54,7 @@ def kind_of(path: str) -> str:
 class TaskWorkspace:
     """Plans, notes and intermediate results of one task, readable through the evidence tools."""
 
-    def __init__(self, store, principal: Principal, session: str, *, ttl: timedelta = DEFAULT_STORE_TTL) -> None:
+    def __init__(self, store: WorkspaceStorage, principal: Principal, session: str, *, ttl: timedelta = DEFAULT_STORE_TTL) -> None:
         if not isinstance(principal, Principal):
             raise TypeError("a workspace belongs to a Principal")
         self.store, self.principal = store, principal
@@ -52,7 +64,7 @@ class TaskWorkspace:
         self.key = (self.tenant, self.session, self.user)  # the workspace is this principal's alone
         self.ttl = ttl
         expiry_us(store.now_us(), ttl)  # invalid_ttl now rather than at the first write (checked there again)
-        self.access = Access(self.tenant, read={f"user:{principal.user}"})
+        self.access = Access(self.tenant, read=frozenset({f"user:{principal.user}"}))
         self._seen = store.workspace_state(self.key) is not None
         self._served: dict[str, str] = {}  # path -> sha256 of the entry last handed out
 
@@ -77,7 +89,7 @@ class TaskWorkspace:
             txn.put((path, kind_of(path), rev, summary, text, sha256_text(text), len(text), now))
             self._rewrite_entry(txn, created, now, expires, version + 1)
         self._seen = True
-        return self._entry(self.store.workspace_file(self.key, path))  # not "served" to a reader
+        return self._entry(self._file(path))  # not "served" to a reader
 
     def write_plan(self, text: str, *, summary: str = "the plan: steps and what is done") -> IndexEntry:
         return self.write("plan.md", text, summary=summary)
@@ -99,7 +111,7 @@ class TaskWorkspace:
             self._rewrite_entry(txn, created, now, expires, version + 1)
             return True
 
-    def _fresh(self, txn, now: int) -> tuple[int, int]:
+    def _fresh(self, txn: WorkspaceTxn, now: int) -> tuple[int, int]:
         """The workspace's (created_us, version); an expired one is emptied first and starts over."""
         state = txn.state
         if state is not None and not alive(state[0], state[1], now):
@@ -108,7 +120,7 @@ class TaskWorkspace:
             state = None
         return (now, 0) if state is None else (state[0], state[2])
 
-    def _rewrite_entry(self, txn, created: int, now: int, expires: int, version: int) -> None:
+    def _rewrite_entry(self, txn: WorkspaceTxn, created: int, now: int, expires: int, version: int) -> None:
         files = sorted((r for r in txn.files() if r[0] != ENTRY_PATH), key=lambda r: r[0])
         lines = [f"# {ENTRY_PATH}: what is where in this task's workspace",
                  f"Workspace version {version}; it expires at {from_us(expires).isoformat()}.",
@@ -133,7 +145,14 @@ class TaskWorkspace:
             raise EvidenceError("workspace_expired")
         return True
 
-    def _entry(self, row) -> IndexEntry:
+    def _file(self, path: str) -> tuple[Any, ...]:
+        """The file's row; ``unknown_doc_id`` if it is gone (deleted since it was listed or written)."""
+        row = self.store.workspace_file(self.key, path)
+        if row is None:
+            raise EvidenceError("unknown_doc_id")
+        return row
+
+    def _entry(self, row: tuple[Any, ...]) -> IndexEntry:
         path, kind, rev, summary, *rest = row
         chars, sha = rest[-2], rest[-3]
         revision = f"v{rev}" if kind == "entry" else f"r{rev}"
@@ -142,7 +161,7 @@ class TaskWorkspace:
                           self.access, bytes=-1)
 
     @property
-    def expires_at(self):
+    def expires_at(self) -> datetime | None:
         state = self.store.workspace_state(self.key)
         return None if state is None else from_us(state[1])
 
@@ -150,8 +169,8 @@ class TaskWorkspace:
         """Every file, ENTRY.md first (operator view; the tools see :meth:`visible`)."""
         if not self._check_alive():
             return []
-        rows = [self.store.workspace_file(self.key, r[0]) for r in self.store.workspace_files(self.key)]
-        rows = [r for r in rows if r is not None]
+        rows = [row for r in self.store.workspace_files(self.key)
+                if (row := self.store.workspace_file(self.key, r[0])) is not None]
         return [self._entry(r) for r in sorted(rows, key=lambda r: (r[0] != ENTRY_PATH, r[0]))]
 
     def paths(self) -> list[str]:
@@ -180,7 +199,7 @@ class TaskWorkspace:
         """The file's verified text; refused if it changed since its entry was handed out."""
         served = self._served.get(doc_id) if isinstance(doc_id, str) else None
         self.entry(doc_id, principal, "read")
-        row = self.store.workspace_file(self.key, doc_id)
+        row = self._file(doc_id)
         e = self._entry(row)
         if sha256_text(row[4]) != e.sha256 or (served is not None and served != e.sha256):
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision)

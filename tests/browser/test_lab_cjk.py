@@ -457,10 +457,10 @@ def test_chinese_a_learner_types_is_drawn_with_the_projects_font(lab: Lab, no_cj
         page.keyboard.press("Shift+Enter")
         try:
             page.locator(".jp-Notebook .jp-OutputArea-output", has_text=LEARNER_TYPED).wait_for(timeout=PAGE_MS)
-        except Exception:
+        except Exception as e:
             TYPED_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(TYPED_SCREENSHOT))
-            raise AssertionError(f"no output after running the cell: {TYPED_SCREENSHOT}\n{lab.log_tail()}")
+            raise AssertionError(f"no output after running the cell: {TYPED_SCREENSHOT}\n{lab.log_tail()}") from e
         source = page.locator(".jp-Notebook .jp-Cell .cm-content").first.inner_text()
         glyphs = page.evaluate(GLYPHS_JS, {"chars": sorted(set(LEARNER_TYPED + LAB_FONT.gb2312_hanzi())),
                                            "family": FAMILY, "regions": regions})

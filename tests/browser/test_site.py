@@ -135,7 +135,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                     break
             except (urllib.error.URLError, ConnectionError):
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("python -m http.server did not start")
+                    raise RuntimeError("python -m http.server did not start") from None
                 time.sleep(0.1)
         yield base
     finally:

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 
 import nbformat
 import pytest
-from test_site import (  # noqa: F401  (browser, fontconfig_without_cjk, site: pytest fixtures)
-    PAGE_MS, SHOTS, WIDTHS, browser, built_pages, fontconfig_without_cjk, load_script, site)
+from test_site import PAGE_MS, SHOTS, WIDTHS, browser, built_pages, fontconfig_without_cjk, load_script, site  # noqa: F401  (browser, fontconfig_without_cjk, site: pytest fixtures)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page

@@ -14,14 +14,14 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from evidence_lib.store import MemoryStore, SQLiteStore
 
-T0 = datetime(2026, 10, 27, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 10, 27, 9, 0, tzinfo=UTC)
 BACKENDS = ("memory", "sqlite", "postgres")
 PG_SKIP = ("PostgreSQL backend not tested: EVIDENCE_PG_DSN is not set. Run `make postgres-up` "
            "(or `bash scripts/postgres.sh up`) and export the DSN it prints; `make test-store` does both.")

@@ -14,10 +14,12 @@ import random
 from datetime import timedelta
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from evidence_lib import Document, EvidenceError, LocateOptions
-from evidence_lib._locate import find as scan_find, is_cjk
+from evidence_lib._locate import find as scan_find
+from evidence_lib._locate import is_cjk
 from evidence_lib.store import CHUNK_CHARS, OVERLAP_CHARS, StoreSnapshot
 from evidence_lib.store._common import chunk_rows
 from evidence_lib.store._sqlbase import SCHEMA_VERSION
@@ -126,7 +128,7 @@ def test_sqlite_short_cjk_locate_work_does_not_grow_with_the_chunks_lacking_the_
         counts = []
         for snap in (small, big):
             ids = [e.doc_id for e in snap]
-            counts.append(sqlite_steps(estore, lambda: list(snap.find(term, ids))))
+            counts.append(sqlite_steps(estore, lambda: list(snap.find(term, ids))))  # noqa: B023 (called here)
             assert list(snap.find(term, ids)) == [("f0", 3000 + SECRET.index(term))]
         assert counts[1] <= counts[0] + 50, (term, counts)
     ids = [e.doc_id for e in big]

@@ -6,13 +6,25 @@ import json
 from datetime import timedelta
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from evidence_lib import Budget, Document, EvidenceError, EvidenceIndex, Ledger, LocateOptions, Principal, evidence_tools, run_tool_call, tool_call
-from evidence_lib.course.article import article_corpus
+from evidence_lib import (
+    Budget,
+    Document,
+    EvidenceError,
+    EvidenceIndex,
+    Ledger,
+    LocateOptions,
+    Principal,
+    evidence_tools,
+    run_tool_call,
+    tool_call,
+)
 from evidence_lib._locate import find as scan_find
-from evidence_lib.store import CHUNK_CHARS, OVERLAP_CHARS
 from evidence_lib._tools import read_page
+from evidence_lib.course.article import article_corpus
+from evidence_lib.store import CHUNK_CHARS, OVERLAP_CHARS
 
 from .storekit import raw_sql, tamper
 

@@ -8,7 +8,18 @@ from datetime import timedelta
 
 import pytest
 
-from evidence_lib import Access, Budget, Document, EvidenceError, EvidenceIndex, Ledger, Principal, evidence_tools, run_tool_call, tool_call
+from evidence_lib import (
+    Access,
+    Budget,
+    Document,
+    EvidenceError,
+    EvidenceIndex,
+    Ledger,
+    Principal,
+    evidence_tools,
+    run_tool_call,
+    tool_call,
+)
 from evidence_lib.course.article import article_corpus
 from evidence_lib.store._workspace import ENTRY_PATH
 

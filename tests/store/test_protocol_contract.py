@@ -13,10 +13,10 @@ from datetime import timedelta
 import pytest
 
 from evidence_lib import Budget, EvidenceIndex, Ledger, Principal, evidence_tools, verify_citation
-from evidence_lib.course.article import article_corpus
 from evidence_lib._index import IndexProtocol
-from evidence_lib.profiles import excerpts
 from evidence_lib._toolkit import run_tool_call, tool_call
+from evidence_lib.course.article import article_corpus
+from evidence_lib.profiles import excerpts
 
 ALICE = Principal("acme", "alice")
 BUDGET = Budget(max_calls=12, max_chars=None, max_bytes=None, max_tokens=None, max_reads_per_doc=3)

@@ -18,7 +18,7 @@ from evidence_lib import Budget, Document, EvidenceError, Principal, evidence_to
 from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
 from evidence_lib.store._offload import offload, owner_session
 
-from .storekit import open_spec, raw_sql, round_trips
+from .storekit import Trips, open_spec, raw_sql, round_trips
 
 HOUR = timedelta(hours=1)
 ALICE, BOB = Principal("acme", "alice"), Principal("acme", "bob")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from .core import ____, Exercise, Hint, Result, Solution, is_placeholder
+from .core import Exercise, Hint, Result, Solution, ____, is_placeholder
 
 __all__ = ["WORKSHOP_PARTS", "Exercise", "Hint", "Result", "Solution", "____", "all_exercises", "exercise", "is_placeholder"]
 

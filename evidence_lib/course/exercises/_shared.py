@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from types import FrameType
 from typing import Any
 
 from ..._documents import Document
@@ -53,7 +54,7 @@ def watching(codes: frozenset, seen: list[str]) -> Iterator[None]:
     A profile hook, so it does not matter how the learner imported the function: the checkers use it to refuse an
     answer that delegates to the library's own answer to the exercise (2.1, 5.2, 6.3).
     """
-    def on_call(frame) -> None:
+    def on_call(frame: FrameType) -> None:
         if frame.f_code in codes:
             seen.append(frame.f_code.co_name)
 

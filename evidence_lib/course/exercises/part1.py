@@ -10,7 +10,7 @@ notebook 01's outputs, or from this part's, cannot pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -221,7 +221,7 @@ print((start, end), d03.text[start:end])
 
 # -- q3 · the smallest top_k that keeps the answer ------------------------------------------------------
 
-def _keeps(docs, k: int, answer: str = ANSWER) -> bool:
+def _keeps(docs: Sequence[Document], k: int, answer: str = ANSWER) -> bool:
     return any(answer in d.text for d in docs[:k])
 
 
@@ -239,8 +239,8 @@ def _check_smallest_top_k(smallest_top_k: Any) -> Result:
     if not callable(smallest_top_k):
         return incorrect(f"smallest_top_k should be a function of (docs, answer), got {show(smallest_top_k)}")
     first = None
-    for label, docs in _ranking_cases():
-        docs = list(docs)
+    for label, ranking in _ranking_cases():
+        docs = list(ranking)
         expected = min(k for k in range(1, len(docs) + 1) if _keeps(docs, k))
         first = first or expected
         got = call(smallest_top_k, list(docs), ANSWER, name="smallest_top_k")
@@ -259,10 +259,10 @@ def _check_smallest_top_k(smallest_top_k: Any) -> Result:
         if got < expected:
             return incorrect(f"docs[:{got}] does not contain the answer {where}")
         return incorrect(f"top_k={got} keeps the answer {where}, but a smaller top_k does too")
-    docs = article_corpus()
-    k = min(k for k in range(1, len(docs) + 1) if _keeps(docs, k))
+    corpus = article_corpus()
+    k = min(k for k in range(1, len(corpus) + 1) if _keeps(corpus, k))
     return correct(f"smallest_top_k agrees on {len(_ranking_cases())} rankings. For the article's, top_k={k} keeps "
-                   f"{ANSWER_DOC_ID} and sends {utf8_bytes(baseline_dump(docs[:k])):,} bytes; but only because you "
+                   f"{ANSWER_DOC_ID} and sends {utf8_bytes(baseline_dump(corpus[:k])):,} bytes; but only because you "
                    "knew where the answer was. A real retriever's ranking moves (the checker's did), and cutting "
                    "top_k trades recall for bytes.")
 

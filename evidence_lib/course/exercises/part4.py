@@ -14,6 +14,8 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
+from langchain_core.messages import ToolMessage
+
 from ..._access import Access, Principal, allowed
 from ..._ledger import Budget, Ledger
 from ..._measure import Size, utf8_bytes
@@ -165,8 +167,8 @@ print(tiny_cost(tools, TINY_READS, ONE_READ))
 
 # -- q2 · a budget that stops the loop but not the task -----------------------------------------------------
 
-def _refusal(message) -> tuple[str, str | None]:
-    body = json.loads(message.content)
+def _refusal(message: ToolMessage) -> tuple[str, str | None]:
+    body = json.loads(message.text)
     return body.get("error", ""), body.get("reason")
 
 
@@ -352,7 +354,7 @@ def _toolbox():
 def _agent() -> Principal:
     from ..after_sales import TENANT
 
-    return Principal(TENANT, "agent-7", groups={"support"})
+    return Principal(TENANT, "agent-7", groups=frozenset({"support"}))
 
 
 #: The support agent the application authenticated (q4).

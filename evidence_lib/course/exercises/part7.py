@@ -38,7 +38,7 @@ def shifted_corpus() -> list[Document]:
     docs = article_corpus()
     d09 = next(d for d in docs if d.doc_id == "d09")
     cut_at = d09.text.index("。", 2000) + 1
-    moved = {ANSWER_DOC_ID: None, "d09": d09.text[:cut_at] + ANSWER + d09.text[cut_at:]}
+    moved = {"d09": d09.text[:cut_at] + ANSWER + d09.text[cut_at:]}  # and the answer's sentence removed
     out = []
     for d in docs:
         if d.doc_id == ANSWER_DOC_ID:
@@ -69,12 +69,12 @@ PART7_SETTINGS = ("the article's corpus", "the answer moved to d07", "the answer
 
 def careful_history(docs: list[Document], root: str | Path) -> tuple[list[BaseMessage], Any]:
     """The careful reader's conversation on ``docs`` without its last message, and the citation it gave."""
-    from ..readers import CarefulReader
     from ..._answers import parse_answer
+    from ..readers import CarefulReader
     from ..tasks import run_reader
 
     run = run_reader(CarefulReader([TERM], before=200, limit=400), root, docs)
-    (cited,) = parse_answer(run.result.answer).citations
+    (cited,) = parse_answer(run.result.answer or "").citations
     return list(run.messages[:-1]), cited
 
 
@@ -95,8 +95,8 @@ def _copy(history: tuple[BaseMessage, ...]) -> list[BaseMessage]:
 # -- q1 · an answer the checker accepts -----------------------------------------------------------------
 
 def _check_final_answer(final_answer: Any) -> Result:
-    from ...audit._checker import FINDINGS, check_history
     from ..._answers import parse_answer
+    from ...audit._checker import FINDINGS, check_history
 
     if not callable(final_answer):
         return incorrect(f"final_answer should be a function, got {show(final_answer)}")
@@ -224,13 +224,14 @@ def _check_snapshot_for(snapshot_for: Any) -> Result:
                 acme, globex = _Fetch("acme"), _Fetch("globex")
 
                 def ask(tenant: str, fetch: _Fetch, query: str = STORE_QUERY) -> Any:
-                    return call(snapshot_for, store, tenant, "s-1", query, fetch, name="snapshot_for")
+                    return call(snapshot_for, store, tenant, "s-1", query, fetch,  # noqa: B023 (this iteration's)
+                                name="snapshot_for")
 
                 def when(at: datetime) -> str:
                     return at.astimezone(PART7_T0.tzinfo).isoformat()  # one time zone in every message
 
                 def where(step: str) -> str:
-                    return f"on the {backend} {step} (clock {when(clock.at)})"
+                    return f"on the {backend} {step} (clock {when(clock.at)})"  # noqa: B023 (this iteration's)
 
                 first = ask("acme", acme)
                 if not hasattr(first, "visible") or not hasattr(first, "created_at"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -66,7 +67,7 @@ def _block_text(block: Any) -> str | None:
     return _json(block)
 
 
-def _normalised(block: dict) -> dict:
+def _normalised(block: dict[str, Any]) -> Mapping[str, Any]:
     """``block`` as langchain-core's v1 content block, or ``block`` itself where langchain-core cannot read it."""
     try:
         blocks = ToolMessage(content=[block], tool_call_id="-").content_blocks
@@ -75,7 +76,7 @@ def _normalised(block: dict) -> dict:
     return blocks[0] if len(blocks) == 1 and isinstance(blocks[0], dict) else block
 
 
-def _plain_text(block: dict) -> str | None:
+def _plain_text(block: Mapping[str, Any]) -> str | None:
     """The text a block carries: its ``text``, or its base64 data when its MIME type is ``text/*``; else None."""
     if block.get("type") == "non_standard":
         return None

@@ -10,23 +10,26 @@ page be fetched outside its lock, and charges under it with every limit checked 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
 from ..._answers import SYSTEM_PROMPT
 from ..._toolkit import run_tool_call
 
+if TYPE_CHECKING:  # the optional agents extra
+    from langchain.agents.middleware import AgentMiddleware
+
 __all__ = ["evidence_middleware", "run_create_agent"]
 
 
-def evidence_middleware(tools: Sequence[BaseTool]):
+def evidence_middleware(tools: Sequence[BaseTool]) -> AgentMiddleware:
     """A ``create_agent`` middleware: every tool call goes through ``run_tool_call`` (parallel calls overlap)."""
     from langchain.agents.middleware import wrap_tool_call
 
     @wrap_tool_call
-    def evidence_calls(request: Any, handler: Any):
+    def evidence_calls(request: Any, handler: Any) -> ToolMessage:
         return run_tool_call(list(tools), request.tool_call)
 
     return evidence_calls

@@ -34,9 +34,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.tools import BaseTool
 
 from ..._answers import SYSTEM_PROMPT
-from ...audit._history import Step, steps, text_of
 from ..._errors import LOOP_STOP_REASONS, TASK_WIDE, EvidenceError
 from ..._toolkit import clean_text, refusal_message, run_tool_call
+from ...audit._history import Step, steps, text_of
 
 __all__ = ["LOOP_STOP_REASONS", "READ_ONLY_TOOLS", "LoopResult", "LoopRules", "evidence_found",
            "run_loop", "sleep_latency", "stop_rule"]
@@ -98,13 +98,14 @@ def _normalize(ai: AIMessage, turn: int, seen: set[str], rules: LoopRules,
                repairs: list[str]) -> tuple[AIMessage, list[tuple[dict[str, Any], ToolMessage | None]]]:
     """Give every call (valid or not) a unique id, and decide which calls are refused before running."""
     plan: list[tuple[dict[str, Any], ToolMessage | None]] = []
-    fixed_valid, fixed_invalid = [], []
+    fixed_valid: list[dict[str, Any]] = []
+    fixed_invalid: list[dict[str, Any]] = []
     raw = [(c, True) for c in ai.tool_calls] + [(c, False) for c in ai.invalid_tool_calls]
     # ids the message may keep: a replacement id never takes one of them (or one used before)
-    kept = {c.get("id") for c, _ in raw if isinstance(c.get("id"), str) and c.get("id") and clean_text(c.get("id"))}
-    for pos, (c, valid) in enumerate(raw):
-        c = dict(c)
-        name = c.get("name") if isinstance(c.get("name"), str) else ""
+    kept = {i for c, _ in raw if isinstance(i := c.get("id"), str) and i and clean_text(i)}
+    for pos, (given, valid) in enumerate(raw):
+        c: dict[str, Any] = dict(given)
+        name: str = c["name"] if isinstance(c.get("name"), str) else ""
         cid = c.get("id")
         refusal = None
         if not isinstance(cid, str) or not cid or cid in seen or not clean_text(cid):

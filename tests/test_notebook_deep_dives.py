@@ -56,7 +56,9 @@ def test_each_core_notebook_fits_one_sitting_at_the_course_pace_and_links_its_de
     nbnav = _script("nbnav")
     review = nbnav.check_questions(_nb(stem)) * COURSE["pace"]["minutes_per_check_question"]
     estimate = nbnav.estimate_minutes(_nb(stem), COURSE["pace"]) - review
-    assert estimate <= 40, f"{stem}: {estimate:.1f} minutes at course.toml's pace, check questions aside"
+    # One sitting is a 50-minute class period (issue 34 item 10: each core notebook's required try-it put 08 and 09
+    # at about 46 minutes of lesson; the deep dives keep everything else out of the core path).
+    assert estimate <= 50, f"{stem}: {estimate:.1f} minutes at course.toml's pace, check questions aside"
     deep = next(d for d in DEEP if d[:2] == stem[:2])
     assert f"({deep}.ipynb)" in _markdown(_nb(stem))[0]
 

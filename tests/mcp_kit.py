@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_lib.integrations.mcp import ServerProcess
+from evidence_lib.integrations.mcp._launch import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 ALICE_TOKEN = "alice-token-0123456789"
@@ -79,7 +79,7 @@ class Running:
 def serve_http(corpus: Path | str, tokens: Path, log: Path, *, host: str = "127.0.0.1",
                extra: tuple[str, ...] = (), where: str = "--corpus") -> Iterator[Running]:
     """``python -m evidence_lib mcp --transport http`` in a subprocess on a free port of ``host``, its stderr in
-    ``log``, started by the library's :class:`~evidence_lib.integrations.mcp.ServerProcess` (it waits until the
+    ``log``, started by the library's :class:`~evidence_lib.integrations.mcp._launch.ServerProcess` (it waits until the
     server listens, and raises with the server's own stderr if it exits first). Stopped when the block ends."""
     with ServerProcess.start([where, str(corpus), "--tokens", str(tokens), *extra], host=host, stderr=log, cwd=ROOT,
                              env=server_env(), timeout=READY_SECONDS) as server:

@@ -20,7 +20,7 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -
 from evidence_lib._access import Principal  # noqa: E402
 from evidence_lib._answers import format_answer  # noqa: E402
 from evidence_lib._documents import Document  # noqa: E402
-from evidence_lib.integrations.mcp import build_server, store_source  # noqa: E402
+from evidence_lib.integrations.mcp import Source, build_server  # noqa: E402
 from evidence_lib.integrations.mcp._cli import _source  # noqa: E402
 from evidence_lib.integrations.mcp._tasks import MAX_TASKS_PER_PRINCIPAL, MAX_VERIFY_CALLS  # noqa: E402
 from evidence_lib.store import SQLiteStore, open_store, system_clock  # noqa: E402
@@ -170,11 +170,11 @@ def test_a_store_server_holds_no_task_in_its_memory(tmp_path: Path) -> None:
     """Nothing the server object keeps names a task: every handle lives in the store only."""
     store = SQLiteStore(tmp_path / "evidence.db", system_clock)
     store.put_snapshot("acme", "mcp", "mcp", documents(2))
-    server = build_server(store_source(store), tokens=TOKENS)
+    server = build_server(Source.from_store(store), tokens=TOKENS)
     task = start(server, ALICE)
     call(server, ALICE, "read_evidence", task=task, doc_id="d00", limit=40)
     assert task not in repr(vars(server.tasks))
-    assert call(build_server(store_source(store), tokens=TOKENS), ALICE, "read_evidence", task=task,
+    assert call(build_server(Source.from_store(store), tokens=TOKENS), ALICE, "read_evidence", task=task,
                 doc_id="d00", offset=40, limit=40)[0].startswith("d00 #")
 
 
@@ -186,7 +186,7 @@ def _trips(tmp_path: Path, docs: int, earlier_reads: int) -> dict[str, int]:
     store = SQLiteStore(tmp_path / f"trips-{docs}-{earlier_reads}.db", system_clock)
     corpus = documents(docs, repeat=2 + earlier_reads)
     store.put_snapshot("acme", "mcp", "mcp", corpus)
-    server = build_server(store_source(store), tokens=TOKENS)
+    server = build_server(Source.from_store(store), tokens=TOKENS)
     task = start(server, ALICE)
     for n in range(earlier_reads):  # from the last document back: the locate below still shows d00 first
         assert not call(server, ALICE, "read_evidence", task=task, doc_id=f"d{docs - 1 - n % docs:02}",

@@ -2,7 +2,7 @@
 ``mcp`` SDK's client. Two servers on one store (an SQLite file always; PostgreSQL with ``EVIDENCE_PG_DSN``) answer
 alternate calls of one task handle with one budget; a server killed (SIGKILL) and restarted mid-task continues the
 same task; two processes spending one budget at once never overspend it. Servers are started by the library's
-:class:`~evidence_lib.integrations.mcp.ServerProcess`, which waits until each listens (never a fixed sleep)."""
+:class:`~evidence_lib.integrations.mcp._launch.ServerProcess`, which waits until each listens (never a fixed sleep)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from mcp_kit import ALICE_TOKEN, READY_SECONDS, ROOT, server_env, write_tokens  
 
 from evidence_lib._answers import format_answer  # noqa: E402
 from evidence_lib._documents import Document  # noqa: E402
-from evidence_lib.integrations.mcp import ServerProcess  # noqa: E402
+from evidence_lib.integrations.mcp._launch import ServerProcess  # noqa: E402
 from evidence_lib.store import open_store, system_clock  # noqa: E402
 
 SENTENCE = "The batch limit is 200 rows per call. "

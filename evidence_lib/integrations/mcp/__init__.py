@@ -2,9 +2,9 @@
 
 ``python -m evidence_lib mcp --corpus DIR`` (or ``--store``) serves ``start_task``, ``search_evidence``,
 ``locate_evidence``, ``read_evidence`` and ``verify_citations`` over stdio or streamable HTTP on loopback
-(:mod:`._cli`); :func:`build_server` builds the same server in code; with a store (:func:`store_source`) it keeps
-no task in its memory, so several server processes serve one task (:mod:`._tasks`). :class:`ServerProcess` starts
-one over HTTP and waits until it answers. Needs the ``mcp`` extra (from this repository's
+(:mod:`._cli`); :func:`build_server` builds the same server in code; with a store (:meth:`Source.from_store`) it keeps
+no task in its memory, so several server processes serve one task (:mod:`._tasks`). ``_launch.ServerProcess``
+starts one over HTTP and waits until it answers (notebook 13 has it from ``evidence_lib.course.mcp_session``). Needs the ``mcp`` extra (from this repository's
 folder: ``pip install -e '.[mcp]'``, or ``make setup``): the names below load the SDK on first use, so ``--help``
 works without it.
 """
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ServerProcess", "Source", "TokenPrincipals", "build_server", "fixed_source", "load_config", "store_source"]
+__all__ = ["Source", "TokenPrincipals", "build_server", "fixed_source", "load_config"]
 
 
 #: Names that load without the SDK, and their modules; every other name loads the SDK (``_server``).
-_NO_SDK = {"load_config": "._config", "ServerProcess": "._launch", "Source": "._tasks", "store_source": "._tasks"}
+_NO_SDK = {"load_config": "._config", "Source": "._tasks"}
 
 
 def __getattr__(name: str) -> Any:

@@ -69,7 +69,7 @@ def _check_grants(doc_ids: list[str], grants: Mapping[str, Access | None]) -> No
 
 
 def _source(args: argparse.Namespace, grants: Mapping[str, Access | None]) -> Any:
-    from ._server import fixed_source, store_source
+    from ._server import Source, fixed_source
 
     if args.corpus == "pydoc":
         from dataclasses import replace
@@ -92,7 +92,7 @@ def _source(args: argparse.Namespace, grants: Mapping[str, Access | None]) -> An
 
     # Every task in the store (handles, budgets, reads): no task state in this process, so several servers on
     # one store serve one task, and a restarted server loses none (issue 33).
-    return store_source(open_store(args.store, system_clock), args.session, args.query)
+    return Source.from_store(open_store(args.store, system_clock), args.session, args.query)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -41,12 +41,11 @@ from ..._tools import evidence_tools
 from ._catalog import (CATALOG_TEMPLATE, CATALOG_URI, INSTRUCTIONS, MAX_QUESTION_CHARS, PAGE_TEMPLATE, PROMPT,
                        catalog_cursor, catalog_page, contract, page_args)
 from ._http import BodyGuard, NoAuthorizationServer, auth_settings, transport_security
-from ._tasks import MAX_TASKS_PER_PRINCIPAL, MAX_VERIFY_CALLS, Source, StoreSource, StoreTasks, _Task, _Tasks, \
-    store_source
+from ._tasks import MAX_TASKS_PER_PRINCIPAL, MAX_VERIFY_CALLS, MemoryTasks, Source, StoreTasks, Task
 
 __all__ = ["EVIDENCE_TOOLS", "MAX_ANSWER_CHARS", "MAX_CHECKS_SHOWN", "MAX_REPLY_BYTES", "MAX_REQUEST_BYTES",
-           "MAX_TASKS_PER_PRINCIPAL", "MAX_VERIFY_CALLS", "EvidenceMCP", "Source", "StoreSource", "TokenPrincipals",
-           "build_server", "fixed_source", "store_source"]
+           "MAX_TASKS_PER_PRINCIPAL", "MAX_VERIFY_CALLS", "EvidenceMCP", "Source", "TokenPrincipals", "build_server",
+           "fixed_source"]
 
 #: The tools served from :func:`evidence_tools`, in protocol order.
 EVIDENCE_TOOLS = ("search_evidence", "locate_evidence", "read_evidence")
@@ -132,7 +131,7 @@ class EvidenceMCP(FastMCP):
     """FastMCP serving the evidence tools: ``tools/list`` and ``tools/call`` are answered here, the SDK does the
     transports, sessions and bearer-token checks. ``local`` is the stdio principal (``None`` over HTTP)."""
 
-    def __init__(self, tasks: _Tasks | StoreTasks, *, local: Principal | None, verifier: TokenPrincipals | None = None,
+    def __init__(self, tasks: MemoryTasks | StoreTasks, *, local: Principal | None, verifier: TokenPrincipals | None = None,
                  **settings: Any) -> None:
         super().__init__("evidence", instructions=INSTRUCTIONS, token_verifier=verifier, **settings)
         self.tasks, self.local, self.verifier = tasks, local, verifier
@@ -245,7 +244,7 @@ class EvidenceMCP(FastMCP):
         except Exception as e:  # noqa: BLE001 - a client never sees a traceback
             return _text(refusal_message(e).content, True)
 
-    def verify(self, task: _Task, args: Mapping[str, Any]) -> CallToolResult:
+    def verify(self, task: Task, args: Mapping[str, Any]) -> CallToolResult:
         """``verify_citations``: every Sources line checked against the index and this task's reads
         (:func:`~evidence_lib._citations.verify_sources`, the check behind ``EvidenceMiddleware.verify_answer``)."""
         answer = args.get("answer")

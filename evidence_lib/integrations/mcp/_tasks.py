@@ -2,8 +2,8 @@
 
 A task is what ``start_task`` mints a handle for: its principal, the index it reads, its ledger (one budget,
 notebook 05), what its replies showed (the compact profile names a revision once per task, notebook 08) and its
-``verify_citations`` calls. :class:`_Tasks` keeps them in the server's memory, bounded per principal. With a store
-(:func:`store_source`) :class:`StoreTasks` keeps *nothing* of a task in the process between calls: the handle names
+``verify_citations`` calls. :class:`MemoryTasks` keeps them in the server's memory, bounded per principal. With a store
+(:meth:`Source.from_store`) :class:`StoreTasks` keeps *nothing* of a task in the process between calls: the handle names
 the task's ledger and state in the store (:mod:`evidence_lib.store._tasks`), so several server processes behind one
 load balancer serve one task with one budget, and a server restarted mid-task loses nothing (notebook 13). The
 budget holds across processes because every charge re-checks the stored counters under the store's lock
@@ -30,7 +30,7 @@ from ..._tools import evidence_tools
 from ...store._common import owner_session
 from ...store._tasks import begin_task, change_task, find_task
 
-__all__ = ["MAX_TASKS_PER_PRINCIPAL", "MAX_VERIFY_CALLS", "Source", "StoreSource", "StoreTasks", "store_source"]
+__all__ = ["MAX_TASKS_PER_PRINCIPAL", "MAX_VERIFY_CALLS", "MemoryTasks", "Source", "StoreSource", "StoreTasks", "Task"]
 
 #: ``verify_citations`` calls per task: checking is outside the reading budget, but not free.
 MAX_VERIFY_CALLS = 20
@@ -58,13 +58,20 @@ class Source:
     index_for: Callable[[Principal], Any]  # an IndexProtocol or a RetrieverSource (a folder behind BM25)
     ledger_for: Callable[[Principal, str, Budget], Ledger] = lambda _p, _h, budget: Ledger(budget)
 
-    def tasks(self, budget: Budget, profile: str) -> _Tasks:
+    def tasks(self, budget: Budget, profile: str) -> MemoryTasks:
         """The server's tasks: in its memory."""
-        return _Tasks(self, budget, profile)
+        return MemoryTasks(self, budget, profile)
+
+    @staticmethod
+    def from_store(store: Any, session: str = "mcp", query: str = "mcp") -> StoreSource:
+        """What :func:`~evidence_lib.integrations.mcp.build_server` serves from a store: each principal reads the
+        snapshot ``(its tenant, session, query)``, and the server keeps no task in its memory (handles, budgets and
+        reads live in the store), so several server processes on one store serve one task. Notebook 13."""
+        return StoreSource(store, session, query)
 
 
 @dataclass
-class _Task:
+class Task:
     """One task: its principal, the index it reads, its ledger and its tools (which revisions they showed)."""
 
     principal: Principal
@@ -84,20 +91,20 @@ def _catalog(source: Any, principal: Principal) -> Any:
     return source.whole(principal)
 
 
-class _Tasks:
+class MemoryTasks:
     """Handles -> tasks in the server's memory, bounded per principal. A handle of another principal is refused like
     an unknown one."""
 
     def __init__(self, source: Source, budget: Budget, profile: str) -> None:
         self.source, self.budget, self.profile = source, budget, profile
-        self._tasks: OrderedDict[str, _Task] = OrderedDict()
+        self._tasks: OrderedDict[str, Task] = OrderedDict()
         self._lock = threading.Lock()
 
     def start(self, principal: Principal) -> str:
         handle = mint_handle()
         index = self.source.index_for(principal)
         ledger = self.source.ledger_for(principal, handle, self.budget)
-        task = _Task(principal, index, ledger, evidence_tools(index, principal, ledger=ledger, profile=self.profile))
+        task = Task(principal, index, ledger, evidence_tools(index, principal, ledger=ledger, profile=self.profile))
         with self._lock:
             self._tasks[handle] = task
             own = [h for h, t in self._tasks.items() if t.principal == principal]
@@ -108,7 +115,7 @@ class _Tasks:
     def catalog_index(self, principal: Principal) -> Any:
         return _catalog(self.source.index_for(principal), principal)
 
-    def get(self, handle: Any, principal: Principal) -> _Task:
+    def get(self, handle: Any, principal: Principal) -> Task:
         with self._lock:
             task = self._tasks.get(handle) if isinstance(handle, str) else None
         if task is None or task.principal != principal:
@@ -116,14 +123,14 @@ class _Tasks:
         return task
 
     @contextmanager
-    def use(self, handle: Any, principal: Principal) -> Iterator[_Task]:
+    def use(self, handle: Any, principal: Principal) -> Iterator[Task]:
         """The task of ``handle`` for one call: one call of a task at a time."""
         task = self.get(handle, principal)
         with task.lock:
             yield task
 
     @staticmethod
-    def spend_verify(task: _Task) -> None:
+    def spend_verify(task: Task) -> None:
         """Count one ``verify_citations`` call of ``task`` (inside :meth:`use`), or refuse past the limit."""
         if task.verified >= MAX_VERIFY_CALLS:
             raise EvidenceError("budget_exhausted", reason="calls")
@@ -133,7 +140,7 @@ class _Tasks:
 @dataclass(frozen=True)
 class StoreSource:
     """A store's snapshot ``(tenant, session, query)`` per principal's tenant, with every task kept in the store
-    (:class:`StoreTasks`). Made by :func:`store_source`."""
+    (:class:`StoreTasks`). Made by :meth:`Source.from_store`."""
 
     store: Any  # an EvidenceStore
     session: str = "mcp"
@@ -145,13 +152,6 @@ class StoreSource:
     def tasks(self, budget: Budget, profile: str) -> StoreTasks:
         """The server's tasks: in the store."""
         return StoreTasks(self, budget, profile)
-
-
-def store_source(store: Any, session: str = "mcp", query: str = "mcp") -> StoreSource:
-    """What :func:`~evidence_lib.integrations.mcp.build_server` serves from a store: each principal reads the snapshot
-    ``(its tenant, session, query)``, and the server keeps no task in its memory (its handles, budgets and reads live
-    in the store), so several server processes on one store serve one task. Notebook 13."""
-    return StoreSource(store, session, query)
 
 
 class StoreTasks:
@@ -201,7 +201,7 @@ class StoreTasks:
         return self.source.index_for(principal)
 
     @contextmanager
-    def use(self, handle: Any, principal: Principal) -> Iterator[_Task]:
+    def use(self, handle: Any, principal: Principal) -> Iterator[Task]:
         """The task of ``handle`` as the store holds it now, for one call; afterwards the revisions its replies showed
         and its last query are merged into the stored state (under the task's lock: parallel calls lose nothing)."""
         found = find_task(self.source.store, *self._key(principal, handle)) \
@@ -214,13 +214,13 @@ class StoreTasks:
         session = tools[0].session
         shown = {tuple(x) for x in state["shown"]}
         session.query, session.rev_shown = state["query"], set(shown)
-        yield _Task(principal, snap, ledger, tools, state["verified"])
+        yield Task(principal, snap, ledger, tools, state["verified"])
         if session.query != state["query"] or not session.rev_shown <= shown:
             change_task(self.source.store, ledger, lambda now: {
                 **now, "query": session.query, "shown": sorted(map(list, {tuple(x) for x in now["shown"]}
                                                                    | session.rev_shown))})
 
-    def spend_verify(self, task: _Task) -> None:
+    def spend_verify(self, task: Task) -> None:
         """Count one ``verify_citations`` call in the stored state (under the task's lock), or refuse past the limit."""
         def count(state: dict) -> dict:
             if state["verified"] >= MAX_VERIFY_CALLS:

@@ -55,6 +55,25 @@ def tokens(tmp_path: Path) -> Path:
     return write_tokens(tmp_path / "tokens.json")
 
 
+def store_backends() -> list:
+    """The stores an MCP test runs on: an SQLite file always, PostgreSQL when ``EVIDENCE_PG_DSN`` is set."""
+    pg = pytest.mark.skipif(not os.environ.get("EVIDENCE_PG_DSN"),
+                            reason="EVIDENCE_PG_DSN is not set (bash scripts/postgres.sh up prints one)")
+    return ["sqlite", pytest.param("postgres", marks=pg)]
+
+
+@contextmanager
+def store_location(backend: str, folder: Path, prefix: str = "mcp") -> Iterator[str]:
+    """Where a store is: an SQLite file in ``folder``, or a scratch schema of the PostgreSQL server (dropped after)."""
+    if backend == "sqlite":
+        yield str(folder / "evidence.db")
+        return
+    from evidence_lib.store._postgres import scratch_schema
+
+    with scratch_schema(os.environ["EVIDENCE_PG_DSN"], prefix) as dsn:
+        yield dsn
+
+
 def server_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "evidence_lib", "mcp", *args]
 

@@ -9,7 +9,6 @@ processes, killed and restarted, are in tests/test_mcp_stateless_processes.py.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from evidence_lib.integrations.mcp._cli import _source  # noqa: E402
 from evidence_lib.integrations.mcp._tasks import MAX_TASKS_PER_PRINCIPAL, MAX_VERIFY_CALLS  # noqa: E402
 from evidence_lib.store import SQLiteStore, open_store, system_clock  # noqa: E402
 
+from mcp_kit import store_backends, store_location  # noqa: E402
 from store.storekit import round_trips  # noqa: E402
 
 ALICE = Principal("acme", "alice", frozenset({"finance"}))
@@ -39,22 +39,11 @@ def documents(n: int, repeat: int = 40) -> list[Document]:
     return [Document(f"d{i:02}", f"note {i}", f"r{i}", f"note {i}. " + SENTENCE * repeat) for i in range(n)]
 
 
-def _backends() -> list:
-    pg = pytest.mark.skipif(not os.environ.get("EVIDENCE_PG_DSN"), reason="EVIDENCE_PG_DSN is not set "
-                            "(bash scripts/postgres.sh up prints one)")
-    return ["sqlite", pytest.param("postgres", marks=pg)]
-
-
-@pytest.fixture(params=_backends())
+@pytest.fixture(params=store_backends())
 def where(request, tmp_path: Path):
     """Where the shared store is: an SQLite file, or a scratch schema of the PostgreSQL server."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "evidence.db")
-        return
-    from evidence_lib.store._postgres import scratch_schema
-
-    with scratch_schema(os.environ["EVIDENCE_PG_DSN"], "mcpstateless") as dsn:
-        yield dsn
+    with store_location(request.param, tmp_path, "mcpstateless") as spec:
+        yield spec
 
 
 def servers(where: str, docs: list[Document], n: int = 2) -> list:
@@ -178,7 +167,7 @@ def test_a_store_server_holds_no_task_in_its_memory(tmp_path: Path) -> None:
                 doc_id="d00", offset=40, limit=40)[0].startswith("d00 #")
 
 
-# -- round trips per call (SQLite's trace callback) ---------------------------------------------------------------------
+# -- round trips per call (SQLite's trace callback) ------------------------------------------------------------------
 def _trips(tmp_path: Path, docs: int, earlier_reads: int) -> dict[str, int]:
     """Statements of one locate (a term in every document: its matches grow with the documents), one read and one
     verify of a task that read ``earlier_reads`` pages before, on a snapshot of ``docs`` documents. Each call does

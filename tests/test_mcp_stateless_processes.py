@@ -1,5 +1,5 @@
-"""Issue 33 item 5 with real processes: ``python -m evidence_lib mcp --store`` servers over streamable HTTP, called by the
-``mcp`` SDK's client. Two servers on one store (an SQLite file always; PostgreSQL with ``EVIDENCE_PG_DSN``) answer
+"""Issue 33 item 5 with real processes: ``python -m evidence_lib mcp --store`` servers over streamable HTTP, called by
+the ``mcp`` SDK's client. Two servers on one store (an SQLite file always; PostgreSQL with ``EVIDENCE_PG_DSN``) answer
 alternate calls of one task handle with one budget; a server killed (SIGKILL) and restarted mid-task continues the
 same task; two processes spending one budget at once never overspend it. Servers are started by the library's
 :class:`~evidence_lib.integrations.mcp._launch.ServerProcess`, which waits until each listens (never a fixed sleep)."""
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -20,7 +19,8 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -
 import httpx  # noqa: E402
 from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp_kit import ALICE_TOKEN, READY_SECONDS, ROOT, server_env, write_tokens  # noqa: E402
+from mcp_kit import (ALICE_TOKEN, READY_SECONDS, ROOT, server_env, store_backends, store_location,  # noqa: E402
+                     write_tokens)
 
 from evidence_lib._answers import format_answer  # noqa: E402
 from evidence_lib._documents import Document  # noqa: E402
@@ -32,28 +32,14 @@ DOCS = [Document(f"d{i:02}", f"note {i}", f"r{i}", SENTENCE * 40) for i in range
 BUDGET_CALLS = 20  # the default Budget's max_calls: what every server process starts tasks with
 
 
-def _backends() -> list:
-    pg = pytest.mark.skipif(not os.environ.get("EVIDENCE_PG_DSN"), reason="EVIDENCE_PG_DSN is not set "
-                            "(bash scripts/postgres.sh up prints one)")
-    return ["sqlite", pytest.param("postgres", marks=pg)]
-
-
-@pytest.fixture(params=_backends())
+@pytest.fixture(params=store_backends())
 def where(request, tmp_path: Path) -> Iterator[str]:
     """The shared store, holding the snapshot ``(acme, mcp, mcp)`` of :data:`DOCS`: an SQLite file, or a scratch
     schema of the PostgreSQL server."""
-    if request.param == "sqlite":
-        spec = str(tmp_path / "evidence.db")
+    with store_location(request.param, tmp_path, "mcpprocs") as spec:
         with open_store(spec, system_clock) as store:
             store.put_snapshot("acme", "mcp", "mcp", DOCS)
         yield spec
-        return
-    from evidence_lib.store._postgres import scratch_schema
-
-    with scratch_schema(os.environ["EVIDENCE_PG_DSN"], "mcpprocs") as dsn:
-        with open_store(dsn, system_clock) as store:
-            store.put_snapshot("acme", "mcp", "mcp", DOCS)
-        yield dsn
 
 
 @contextmanager

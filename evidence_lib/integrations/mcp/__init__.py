@@ -2,12 +2,12 @@
 
 ``python -m evidence_lib mcp --corpus DIR`` (or ``--store``) serves ``start_task``, ``search_evidence``,
 ``locate_evidence``, ``read_evidence`` and ``verify_citations`` over stdio or streamable HTTP on loopback
-(:mod:`._cli`); :func:`build_server` builds the same server in code; with a store (:meth:`Source.from_store`) it keeps
-no task in its memory, so several server processes serve one task (:mod:`._tasks`). ``_launch.ServerProcess``
-starts one over HTTP and waits until it answers (notebook 13 has it from ``evidence_lib.course.mcp_session``). Needs the ``mcp`` extra (from this repository's
-folder: ``pip install -e '.[mcp]'``, or ``make setup``): the names below load the SDK on first use, so ``--help``
-works without it.
-"""
+(:mod:`._cli`); :func:`build_server` builds the same server in code. With a store (:meth:`Source.from_store`) it
+keeps no task in its memory, so several server processes serve one task (:mod:`._tasks`, issue 33);
+``_launch.ServerProcess`` starts one over HTTP and waits until it answers (notebook 13 has it from
+``evidence_lib.course.mcp_session``). Needs the ``mcp`` extra (from this repository's folder:
+``pip install -e '.[mcp]'``, or ``make setup``): the names below load the SDK on first use (all but ``load_config``
+and ``Source``), so ``--help`` works without it."""
 
 from __future__ import annotations
 

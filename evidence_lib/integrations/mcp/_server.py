@@ -6,7 +6,9 @@ receives the bytes a LangChain agent's ``ToolMessage`` holds, and a refusal is a
 text is the tools' JSON refusal with its stable code. One budget per task (notebook 05): ``start_task`` mints a
 handle bound to the caller's principal; every other call passes it, and another principal's handle is refused
 exactly like one never minted. The principal comes from the transport (stdio: one local principal; HTTP: the
-bearer token, through the SDK's ``TokenVerifier``), never from a tool argument (notebook 04).
+bearer token, through the SDK's ``TokenVerifier``), never from a tool argument (notebook 04). Where tasks live is
+:mod:`._tasks`' concern: in this process, or, with a store, in the store only (issue 33: several processes serve one
+task).
 
 Beside the tools (issue 31): the reading contract as a prompt and the catalog and bounded pages as resources
 (:mod:`._catalog`); over HTTP, DNS-rebinding checks for the bound address, no OAuth metadata, and a guard in front of
@@ -34,7 +36,7 @@ from ..._access import Principal
 from ..._citations import CITATION_FORM, REASONS, verify_sources
 from ..._errors import EvidenceError, error_payload, to_json
 from ..._index import IndexProtocol
-from ..._ledger import Budget, Ledger
+from ..._ledger import Budget
 from ..._paging import MAX_PAGE_CHARS
 from ..._toolkit import refusal_message, run_tool_call
 from ..._tools import evidence_tools
@@ -131,8 +133,8 @@ class EvidenceMCP(FastMCP):
     """FastMCP serving the evidence tools: ``tools/list`` and ``tools/call`` are answered here, the SDK does the
     transports, sessions and bearer-token checks. ``local`` is the stdio principal (``None`` over HTTP)."""
 
-    def __init__(self, tasks: MemoryTasks | StoreTasks, *, local: Principal | None, verifier: TokenPrincipals | None = None,
-                 **settings: Any) -> None:
+    def __init__(self, tasks: MemoryTasks | StoreTasks, *, local: Principal | None,
+                 verifier: TokenPrincipals | None = None, **settings: Any) -> None:
         super().__init__("evidence", instructions=INSTRUCTIONS, token_verifier=verifier, **settings)
         self.tasks, self.local, self.verifier = tasks, local, verifier
         self._listing = _tool_list(tasks.profile)

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from evidence_lib.integrations.mcp._launch import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 ALICE_TOKEN = "alice-token-0123456789"
@@ -55,10 +55,23 @@ def tokens(tmp_path: Path) -> Path:
     return write_tokens(tmp_path / "tokens.json")
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+def store_backends() -> list:
+    """The stores an MCP test runs on: an SQLite file always, PostgreSQL when ``EVIDENCE_PG_DSN`` is set."""
+    pg = pytest.mark.skipif(not os.environ.get("EVIDENCE_PG_DSN"),
+                            reason="EVIDENCE_PG_DSN is not set (bash scripts/postgres.sh up prints one)")
+    return ["sqlite", pytest.param("postgres", marks=pg)]
+
+
+@contextmanager
+def store_location(backend: str, folder: Path, prefix: str = "mcp") -> Iterator[str]:
+    """Where a store is: an SQLite file in ``folder``, or a scratch schema of the PostgreSQL server (dropped after)."""
+    if backend == "sqlite":
+        yield str(folder / "evidence.db")
+        return
+    from evidence_lib.store._postgres import scratch_schema
+
+    with scratch_schema(os.environ["EVIDENCE_PG_DSN"], prefix) as dsn:
+        yield dsn
 
 
 def server_command(*args: str) -> list[str]:
@@ -83,24 +96,13 @@ class Running:
 
 @contextmanager
 def serve_http(corpus: Path | str, tokens: Path, log: Path, *, host: str = "127.0.0.1",
-               extra: tuple[str, ...] = ()) -> Iterator[Running]:
+               extra: tuple[str, ...] = (), where: str = "--corpus") -> Iterator[Running]:
     """``python -m evidence_lib mcp --transport http`` in a subprocess on a free port of ``host``, its stderr in
-    ``log``; waits until it listens. Torn down (terminated, then killed) when the block ends."""
-    port = free_port(host)
-    with open(log, "wb") as err:
-        proc = subprocess.Popen(server_command("--corpus", str(corpus), "--transport", "http", "--host", host,
-                                               "--port", str(port), "--tokens", str(tokens), *extra),
-                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, env=server_env())
-    try:
-        _wait_for(host, port, proc, log)
-        yield Running(f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp", proc, log)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    ``log``, started by the library's :class:`~evidence_lib.integrations.mcp._launch.ServerProcess` (it waits until the
+    server listens, and raises with the server's own stderr if it exits first). Stopped when the block ends."""
+    with ServerProcess.start([where, str(corpus), "--tokens", str(tokens), *extra], host=host, stderr=log, cwd=ROOT,
+                             env=server_env(), timeout=READY_SECONDS) as server:
+        yield Running(server.url, server.proc, log)
 
 
 @contextmanager
@@ -108,20 +110,6 @@ def http_server(corpus: Path, tokens: Path) -> Iterator[str]:
     """:func:`serve_http` on 127.0.0.1 with its stderr beside the tokens file; the server's URL."""
     with serve_http(corpus, tokens, tokens.with_name(tokens.name + ".server.log")) as running:
         yield running.url
-
-
-def _wait_for(host: str, port: int, proc: subprocess.Popen, log: Path) -> None:
-    """Until the server accepts a connection; its own error if it exits first."""
-    deadline = time.monotonic() + READY_SECONDS
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited: {log.read_text(errors='replace')[-2000:]}")
-        try:
-            with socket.create_connection((host, port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"the server did not listen within {READY_SECONDS} s")
 
 
 @dataclass

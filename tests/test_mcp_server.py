@@ -15,7 +15,8 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
-from mcp_kit import ALICE_TOKEN, BOB_TOKEN, LIMITS, write_corpus, write_tokens  # noqa: E402
+from mcp_kit import (ALICE_TOKEN, BOB_TOKEN, LIMITS, store_backends, store_location, write_corpus,  # noqa: E402
+                     write_tokens)
 
 from evidence_lib.__main__ import main as cli_main  # noqa: E402
 from evidence_lib._access import Principal  # noqa: E402
@@ -227,23 +228,11 @@ def test_a_grant_naming_no_document_is_refused(tmp_path: Path, corpus: Path, cap
 
 
 # -- a store instead of a folder ---------------------------------------------------------------------------------------
-def _store_backends():
-    backends = ["sqlite"]
-    if os.environ.get("EVIDENCE_PG_DSN"):
-        backends.append("postgres")
-    return backends
-
-
-@pytest.fixture(params=_store_backends())
+@pytest.fixture(params=store_backends())
 def store_where(request, tmp_path: Path):
     """Where a store is: an SQLite file, or a scratch schema of the PostgreSQL server (EVIDENCE_PG_DSN)."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "evidence.db")
-        return
-    from evidence_lib.store._postgres import scratch_schema
-
-    with scratch_schema(os.environ["EVIDENCE_PG_DSN"], "mcp") as dsn:
-        yield dsn
+    with store_location(request.param, tmp_path) as where:
+        yield where
 
 
 def test_a_store_snapshot_is_served_per_tenant_with_a_store_ledger(store_where: str, corpus: Path) -> None:

@@ -4,7 +4,8 @@ The official SDK's client is asynchronous, and a session opened with ``async wit
 a notebook that opens it in one cell and uses it in the next cannot. :class:`McpSession` keeps the session in an
 event loop of its own thread, so every cell (and every plain function, like the eval's reading flows) calls
 ``session.call(name, args)`` and gets ``(text, is_error)``. Transports: a server started as a subprocess on stdio
-(:meth:`McpSession.stdio`), or streamable HTTP with a bearer token (:meth:`McpSession.http`).
+(:meth:`McpSession.stdio`), or streamable HTTP with a bearer token (:meth:`McpSession.http`) to a server that
+:class:`ServerProcess` started and waited for (the library's: ``evidence_lib.integrations.mcp._launch``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
-__all__ = ["McpSession"]
+from ..integrations.mcp._launch import ServerProcess
+
+__all__ = ["McpSession", "ServerProcess"]
 
 #: Seconds any one request may take before the caller gives up.
 TIMEOUT = 120

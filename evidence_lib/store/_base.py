@@ -164,6 +164,24 @@ class StoreBackend(ABC):
     def ledger_reads_of(self, lid: int, doc_id: str, sha256: str) -> list[tuple[str, str, int, int, str]]:
         """Every range of these bytes the ledger served, pages and excerpts (coverage is decided on them)."""
 
+    # task states: a task's own state beside its ledger (store/_tasks.py)
+    @abstractmethod
+    def task_begin(self, tenant: str, session: str, task: str, limits: tuple, state: str, expires_us: int,
+                   keep: int) -> int:
+        """A new task in one transaction: its ledger (``limits``, expiring at ``expires_us``) and its ``state`` (JSON
+        text); of the tasks of ``(tenant, session)`` only the ``keep`` newest stay (the others go with their ledgers).
+        Its ledger's id."""
+
+    @abstractmethod
+    def task_row(self, tenant: str, session: str, task: str) -> tuple[int, tuple, str] | None:
+        """``(lid, limits, state)`` of the task, in one statement; None if there is none (never begun, forgotten, or
+        removed with its ledger)."""
+
+    @abstractmethod
+    def task_txn(self, lid: int) -> AbstractContextManager[Any]:
+        """A context manager holding the task's lock, yielding a txn with ``state`` (None: the task is gone) and
+        ``write(state)``."""
+
     # workspaces
     @abstractmethod
     def workspace_txn(self, ws: WsKey) -> AbstractContextManager[WorkspaceTxn]:
@@ -308,6 +326,11 @@ class EvidenceStore(StoreBackend):
         if self.snapshot_row(row.snap_id) is None:
             return None
         return self._seen(StoreSnapshot(self, row, docs))
+
+    def published(self, snap_id: int) -> StoreSnapshot:
+        """The snapshot ``snap_id`` while it is still published and alive, else ``snapshot_expired``: what a task
+        that began on it reads on, whichever worker serves its next call (notebook 13)."""
+        return self._open(self.snapshot_row(snap_id))
 
     def delete_snapshot(self, tenant: str, session: str, query: str) -> bool:
         return self.delete_snapshot_key(SnapshotKey.checked(tenant, session, query))

@@ -75,7 +75,7 @@ class StoreLedger(Ledger):
     """
 
     def __init__(self, store: LedgerStorage, tenant: str, session: str, task: str, budget: Budget | None = None, *,
-                 ttl: timedelta = DEFAULT_STORE_TTL) -> None:
+                 ttl: timedelta = DEFAULT_STORE_TTL, opened: tuple[int, tuple[Any, ...]] | None = None) -> None:
         self.store = store
         self.key = (check_text(tenant, "tenant", lo=1, hi=MAX_KEY_CHARS),
                     check_text(session, "session", lo=1, hi=MAX_KEY_CHARS),
@@ -83,7 +83,8 @@ class StoreLedger(Ledger):
         asked = budget_limits(budget or Budget())
         now = store.now_us()
         self.ttl_us = ttl_us(ttl)
-        self.lid, stored = store.ledger_open(*self.key, asked, now, expiry_us(now, ttl))
+        # ``opened``: the ``(lid, limits)`` of a ledger the caller just found (a task's row: store/_tasks.py)
+        self.lid, stored = opened or store.ledger_open(*self.key, asked, now, expiry_us(now, ttl))
         if budget is not None and tuple(stored) != asked:
             raise ValueError("this task's ledger already exists with a different budget")
         self.budget = Budget(**dict(zip(LIMITS, stored)))

@@ -51,6 +51,14 @@ class _LedgerTxn:
         self._l["counters"] = dict(counters)
 
 
+class _TaskTxn:
+    def __init__(self, state: str | None) -> None:
+        self.state = state  # None: the task is gone
+
+    def write(self, state: str) -> None:
+        self.state = state
+
+
 class _Reader:
     """What one call of the page-serving path asks (:meth:`MemoryStore.reading`): each question under the store's
     lock, held for that question only, so calls in other threads read meanwhile."""
@@ -291,6 +299,35 @@ class MemoryStore(EvidenceStore):
     def ledger_reads_of(self, lid: int, doc_id: str, sha256: str) -> list[tuple[str, str, int, int, str]]:
         with self._lock:
             return _LedgerTxn(self._ledgers.get(lid, ZERO_LEDGER)).reads_of(doc_id, sha256)
+
+    # -- task states: the task's ledger dict holds its state, so it goes with it -------------------------------------
+    def task_begin(self, tenant: str, session: str, task: str, limits: tuple, state: str, expires_us: int,
+                   keep: int) -> int:
+        with self._lock:
+            lid = next(self._ids)
+            self._ledger_ids[(tenant, session, task)] = lid
+            self._ledgers[lid] = {"limits": limits, "counters": {**ZERO_COUNTERS, "expires_us": expires_us},
+                                  "entries": [], "excerpts": [], "state": state}
+            tasks = sorted(((i, k) for k, i in self._ledger_ids.items()
+                            if k[:2] == (tenant, session) and "state" in self._ledgers[i]), reverse=True)
+            for i, k in tasks[keep:]:
+                del self._ledgers[i], self._ledger_ids[k]
+            return lid
+
+    def task_row(self, tenant: str, session: str, task: str) -> tuple[int, tuple, str] | None:
+        with self._lock:
+            lid = self._ledger_ids.get((tenant, session, task))
+            ledger = self._ledgers.get(lid) if lid is not None else None
+            return None if ledger is None or "state" not in ledger else (lid, ledger["limits"], ledger["state"])
+
+    @contextmanager
+    def task_txn(self, lid: int):
+        with self._lock:
+            ledger = self._ledgers.get(lid)
+            txn = _TaskTxn(None if ledger is None else ledger.get("state"))
+            yield txn
+            if txn.state is not None and ledger is not None:
+                ledger["state"] = txn.state
 
     # -- workspaces ------------------------------------------------------------------------------------
     @contextmanager

@@ -37,7 +37,7 @@ from ._common import (
 )
 from ._ledger import COUNTERS, LIMITS
 
-__all__ = ["ENTRY_COLUMNS", "IS_ARTIFACT", "MIGRATIONS", "Q", "SCHEMA_VERSION", "SESSION_TABLES", "SNAP",
+__all__ = ["ENTRY_COLUMNS", "IS_ARTIFACT", "MIGRATIONS", "NEW_LEDGER", "Q", "SCHEMA_VERSION", "SESSION_TABLES", "SNAP",
            "UNION_BRANCHES", "WS", "SQLStore", "artifacts_to_snapshots", "migrate", "schema"]
 ENTRY_COLUMNS = ("step, tool, status, chars, bytes, tokens, charged, read_doc_id, read_revision, read_start, "
                  "read_end, read_sha256, reason, covered_doc_id, covered_start, covered_end")
@@ -119,6 +119,16 @@ class _LedgerTxn:
                    [v for x in excerpts for v in (self.lid, *x)])
         self.q("UPDATE ledgers SET " + ", ".join(f"{c} = ?" for c in COUNTERS) + " WHERE lid = ?",
                (*(counters[c] for c in COUNTERS), self.lid))
+
+
+class _TaskTxn:
+    def __init__(self, q: Q, lid: int, row: tuple | None) -> None:
+        self.q, self.lid = q, lid
+        self.state = None if row is None else row[0]  # None: the task is gone
+
+    def write(self, state: str) -> None:
+        self.q("UPDATE task_states SET state = ? WHERE lid = ?", (state, self.lid))
+        self.state = state
 
 
 class _Reader:
@@ -509,6 +519,7 @@ class SQLStore(EvidenceStore):
     # -- ledgers ---------------------------------------------------------------------------------------
     @staticmethod
     def _drop_ledger(q: Q, lid: int) -> None:
+        q("DELETE FROM task_states WHERE lid = ?", (lid,))
         q("DELETE FROM ledger_excerpts WHERE lid = ?", (lid,))
         q("DELETE FROM ledger_entries WHERE lid = ?", (lid,))
         q("DELETE FROM ledgers WHERE lid = ?", (lid,))
@@ -521,10 +532,7 @@ class SQLStore(EvidenceStore):
                         f"{self.FOR_UPDATE}", (*key, now_us))
             if old is not None:  # expired: the task starts anew
                 self._drop_ledger(q, old[0])
-            counters = ", ".join(c for c in COUNTERS if c != "expires_us")
-            q(f"INSERT INTO ledgers (tenant, sess, task, {', '.join(LIMITS)}, {counters}, expires_us) VALUES "
-              f"(?, ?, ?{', ?' * len(LIMITS)}{', 0' * (len(COUNTERS) - 1)}, ?) "
-              "ON CONFLICT (tenant, sess, task) DO NOTHING", (*key, *limits, expires_us))
+            q(NEW_LEDGER + " ON CONFLICT (tenant, sess, task) DO NOTHING", (*key, *limits, expires_us))
             row = q.one(f"SELECT lid, {', '.join(LIMITS)} FROM ledgers WHERE tenant = ? AND sess = ? AND task = ?", key)
         return row[0], tuple(row[1:])
 
@@ -563,6 +571,29 @@ class SQLStore(EvidenceStore):
         return [tuple(r) for r in self._all("SELECT step, doc_id, revision, start_at, end_at, sha256 FROM "
                                             "ledger_excerpts WHERE lid = ? ORDER BY step, start_at", (lid,))]
 
+    # -- task states (store/_tasks.py) -----------------------------------------------------------------
+    def task_begin(self, tenant: str, session: str, task: str, limits: tuple, state: str, expires_us: int,
+                   keep: int) -> int:
+        with self._tx(write=True) as q:
+            self._lock_key(q, "tasks", tenant, session)  # one start at a time per (tenant, session): the bound holds
+            lid = q.one(NEW_LEDGER + " RETURNING lid", (tenant, session, task, *limits, expires_us))[0]
+            q("INSERT INTO task_states (lid, state) VALUES (?, ?)", (lid, state))
+            for (old,) in q.all("SELECT l.lid FROM ledgers l JOIN task_states s ON s.lid = l.lid "
+                                "WHERE l.tenant = ? AND l.sess = ? ORDER BY l.lid DESC", (tenant, session))[keep:]:
+                self._drop_ledger(q, old)
+        return lid
+
+    def task_row(self, tenant: str, session: str, task: str) -> tuple[int, tuple, str] | None:
+        row = self._one(f"SELECT l.lid, {', '.join('l.' + c for c in LIMITS)}, s.state FROM ledgers l JOIN "
+                        "task_states s ON s.lid = l.lid WHERE l.tenant = ? AND l.sess = ? AND l.task = ?",
+                        (tenant, session, task))
+        return None if row is None else (row[0], tuple(row[1:-1]), row[-1])
+
+    @contextmanager
+    def task_txn(self, lid: int):
+        with self._tx(write=True) as q:
+            yield _TaskTxn(q, lid, q.one(f"SELECT state FROM task_states WHERE lid = ?{self.FOR_UPDATE}", (lid,)))
+
     # -- workspaces ------------------------------------------------------------------------------------
     @contextmanager
     def workspace_txn(self, ws: WsKey) -> Iterator[_WorkspaceTxn]:
@@ -584,13 +615,19 @@ class SQLStore(EvidenceStore):
         return None if row is None else tuple(row)
 
 
-SCHEMA_VERSION = "6"  # 2: snapshot-scoped locate indexes (chunk id ranges in SQLite, (snap_id, body) GIN); 3: ledger
+#: A new task ledger with zero counters: ``(tenant, sess, task, *limits, expires_us)``.
+NEW_LEDGER = (f"INSERT INTO ledgers (tenant, sess, task, {', '.join(LIMITS)}, "
+              f"{', '.join(c for c in COUNTERS if c != 'expires_us')}, expires_us) VALUES "
+              f"(?, ?, ?{', ?' * len(LIMITS)}{', 0' * (len(COUNTERS) - 1)}, ?)")
+
+SCHEMA_VERSION = "7"  # 2: snapshot-scoped locate indexes (chunk id ranges in SQLite, (snap_id, body) GIN); 3: ledger
 #                       excerpts (the text a compact locate served is a read, as in the in-memory ledger), and a
 #                       workspace is one principal's, keyed by (tenant, session, owner); 4: CJK gram postings for
 #                       1- and 2-character CJK terms (SQLite: the chunk_grams table; PostgreSQL: chunks_snap_grams);
 #                       5: task ledgers expire (ledgers.expires_us; migrated from 4 by MIGRATIONS); 6: one
 #                       large-result mechanism, artifacts are one-document snapshots (the artifacts table's rows
-#                       move into snapshots, then it is dropped: artifacts_to_snapshots)
+#                       move into snapshots, then it is dropped: artifacts_to_snapshots); 7: task states beside
+#                       their ledgers (task_states, created with the schema; removed with their ledger)
 
 
 def artifacts_to_snapshots(q: Q, store: SQLStore) -> None:
@@ -617,6 +654,7 @@ def artifacts_to_snapshots(q: Q, store: SQLStore) -> None:
 MIGRATIONS: dict[str, list[str | Callable[[Q, SQLStore], None]]] = {
     "4": [f"ALTER TABLE ledgers ADD COLUMN expires_us BIGINT NOT NULL DEFAULT {MAX_US}"],
     "5": [artifacts_to_snapshots],
+    "6": [],  # the task_states table is created with the schema
 }
 
 
@@ -646,6 +684,8 @@ def schema(id_column: str) -> list[str]:
         "revision TEXT NOT NULL, start_at BIGINT NOT NULL, end_at BIGINT NOT NULL, sha256 TEXT NOT NULL)",
         "CREATE INDEX IF NOT EXISTS ledger_excerpts_lid ON ledger_excerpts (lid, step)",
         "CREATE INDEX IF NOT EXISTS ledgers_expiry ON ledgers (expires_us)",
+        # A task's own state (JSON), one row per task ledger, removed with it (_drop_ledger).
+        "CREATE TABLE IF NOT EXISTS task_states (lid BIGINT PRIMARY KEY, state TEXT NOT NULL)",
         # A workspace is one principal's: (tenant, session, owner). The session comes before the owner in the keys,
         # so delete_session finds every user's workspace of a session through the primary key.
         "CREATE TABLE IF NOT EXISTS workspaces (tenant TEXT NOT NULL, sess TEXT NOT NULL, owner TEXT NOT NULL, "

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ..._access import Access, Principal
+from ..._access import Access
 from ._config import LOCAL_PRINCIPAL, check_loopback, load_config
 
 __all__ = ["add_parser", "main"]
@@ -46,7 +46,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                                         "is now (a stat per file): edited files get a new revision, deleted ones "
                                         "are gone, a file that turns bad is left out and named on stderr")
     where.add_argument("--store", help="a store: an SQLite file, a postgresql:// DSN (serves the snapshot "
-                                       "--session/--query of each principal's tenant)")
+                                       "--session/--query of each principal's tenant; tasks live in the store, so "
+                                       "several servers on one store serve one task, and a restart loses none)")
     p.add_argument("--session", default="mcp", help="with --store: the snapshot's session (default: mcp)")
     p.add_argument("--query", default="mcp", help="with --store: the snapshot's query (default: mcp)")
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
@@ -88,14 +89,10 @@ def _source(args: argparse.Namespace, grants: Mapping[str, Access | None]) -> An
         _check_grants(folder.doc_ids(), grants)
         return fixed_source(folder)
     from ...store import open_store, system_clock
-    from ...store._common import owner_session
 
-    store = open_store(args.store, system_clock)
-
-    def ledger_for(principal: Principal, handle: str, budget: Any) -> Any:
-        return store.ledger(principal.tenant, owner_session(args.session, principal.user), "mcp/" + handle, budget)
-
-    return Source(lambda principal: store.snapshot(principal.tenant, args.session, args.query), ledger_for)
+    # Every task in the store (handles, budgets, reads): no task state in this process, so several servers on
+    # one store serve one task, and a restarted server loses none (issue 33).
+    return Source.from_store(open_store(args.store, system_clock), args.session, args.query)
 
 
 def main(args: argparse.Namespace) -> int:

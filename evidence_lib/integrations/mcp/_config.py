@@ -26,7 +26,7 @@ from typing import Any
 
 from ..._access import Access, Principal, parse_access
 
-__all__ = ["LOCAL_PRINCIPAL", "MAX_TOKENS_FILE_BYTES", "ServerConfig", "check_loopback", "load_config"]
+__all__ = ["LOCAL_PRINCIPAL", "MAX_TOKENS_FILE_BYTES", "ServerConfig", "check_loopback", "host_port", "load_config"]
 
 #: The one principal of a stdio server (a local process speaks for the user who started it).
 LOCAL_PRINCIPAL = Principal("local", "local")
@@ -54,6 +54,15 @@ def check_loopback(host: str) -> str:
     except ValueError:
         pass
     raise ValueError(f"--host {host!r} is not a loopback address: use 127.0.0.1, ::1 or localhost")
+
+
+def host_port(host: str, port: int) -> str:
+    """``host:port`` as a client's ``Host`` header spells it (an IPv6 address in brackets)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return f"{host}:{port}"
+    return f"[{address.compressed}]:{port}" if address.version == 6 else f"{address.compressed}:{port}"
 
 
 def _principal(token: str, value: Any) -> Principal:

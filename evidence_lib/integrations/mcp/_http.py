@@ -15,7 +15,6 @@ the SDK's JSON parsing. Issue 31.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -26,6 +25,8 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import PARSE_ERROR
 
+from ._config import host_port
+
 __all__ = ["BAD_TOKEN", "BodyGuard", "NoAuthorizationServer", "auth_settings", "host_port", "transport_security"]
 
 #: Where the server's own one-line messages go (the command line prints them to stderr, one line each).
@@ -34,15 +35,6 @@ LOG = logging.getLogger("evidence_lib.mcp")
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]], Awaitable[None]]
-
-
-def host_port(host: str, port: int) -> str:
-    """``host:port`` as a client's ``Host`` header spells it (an IPv6 address in brackets)."""
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return f"{host}:{port}"
-    return f"[{address.compressed}]:{port}" if address.version == 6 else f"{address.compressed}:{port}"
 
 
 #: The names of this machine a client may use for a server bound to any one of them (``localhost`` resolves to the

@@ -6,7 +6,9 @@ receives the bytes a LangChain agent's ``ToolMessage`` holds, and a refusal is a
 text is the tools' JSON refusal with its stable code. One budget per task (notebook 05): ``start_task`` mints a
 handle bound to the caller's principal; every other call passes it, and another principal's handle is refused
 exactly like one never minted. The principal comes from the transport (stdio: one local principal; HTTP: the
-bearer token, through the SDK's ``TokenVerifier``), never from a tool argument (notebook 04).
+bearer token, through the SDK's ``TokenVerifier``), never from a tool argument (notebook 04). Where tasks live is
+:mod:`._tasks`' concern: in this process, or, with a store, in the store only (issue 33: several processes serve one
+task).
 
 Beside the tools (issue 31): the reading contract as a prompt and the catalog and bounded pages as resources
 (:mod:`._catalog`); over HTTP, DNS-rebinding checks for the bound address, no OAuth metadata, and a guard in front of
@@ -18,11 +20,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
-import secrets
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -38,13 +36,14 @@ from ..._access import Principal
 from ..._citations import CITATION_FORM, REASONS, verify_sources
 from ..._errors import EvidenceError, error_payload, to_json
 from ..._index import IndexProtocol
-from ..._ledger import Budget, Ledger
+from ..._ledger import Budget
 from ..._paging import MAX_PAGE_CHARS
 from ..._toolkit import refusal_message, run_tool_call
 from ..._tools import evidence_tools
 from ._catalog import (CATALOG_TEMPLATE, CATALOG_URI, INSTRUCTIONS, MAX_QUESTION_CHARS, PAGE_TEMPLATE, PROMPT,
                        catalog_cursor, catalog_page, contract, page_args)
 from ._http import BodyGuard, NoAuthorizationServer, auth_settings, transport_security
+from ._tasks import MAX_TASKS_PER_PRINCIPAL, MAX_VERIFY_CALLS, MemoryTasks, Source, StoreTasks, Task
 
 __all__ = ["EVIDENCE_TOOLS", "MAX_ANSWER_CHARS", "MAX_CHECKS_SHOWN", "MAX_REPLY_BYTES", "MAX_REQUEST_BYTES",
            "MAX_TASKS_PER_PRINCIPAL", "MAX_VERIFY_CALLS", "EvidenceMCP", "Source", "TokenPrincipals", "build_server",
@@ -56,13 +55,6 @@ EVIDENCE_TOOLS = ("search_evidence", "locate_evidence", "read_evidence")
 MAX_ANSWER_CHARS = 20_000
 #: Most citation checks one ``verify_citations`` reply lists (the rest are counted as ``omitted``).
 MAX_CHECKS_SHOWN = 40
-#: ``verify_citations`` calls per task: checking is outside the reading budget, but not free.
-MAX_VERIFY_CALLS = 20
-#: Live tasks per principal; starting one more forgets that principal's oldest task (its handle is then refused as
-#: ``unknown_task``). An agent works on a few tasks at once; 16 leaves room for parallel sub-agents and bounds what one
-#: token can pin (a task holds its ledger and its last snapshot's entries; the documents' bytes are shared by all
-#: tasks, issue 31). The server as a whole holds at most this many per principal of the tokens file.
-MAX_TASKS_PER_PRINCIPAL = 16
 #: Largest reply (UTF-8 bytes) the server sends: the tools' own bounds keep far under it (tests/test_mcp_bounds.py);
 #: a reply over it would be refused as ``result_too_large``, never sent.
 MAX_REPLY_BYTES = 24_000
@@ -74,64 +66,6 @@ RESOURCE_NOT_FOUND = -32002
 _HANDLE_MAX_CHARS = 64
 _TASK_FIELD = {"type": "string", "maxLength": _HANDLE_MAX_CHARS,
                "description": "The task handle start_task returned (one budget per task)."}
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where a principal's task reads: ``index_for(principal)`` (a fixed index or a store snapshot) and
-    ``ledger_for(principal, handle, budget)`` (in memory, or a store ledger shared by every worker)."""
-
-    index_for: Callable[[Principal], Any]  # an IndexProtocol or a RetrieverSource (a folder behind BM25)
-    ledger_for: Callable[[Principal, str, Budget], Ledger] = lambda _p, _h, budget: Ledger(budget)
-
-
-@dataclass
-class _Task:
-    """One task: its principal, the index it reads, its ledger and its tools (which revisions they showed)."""
-
-    principal: Principal
-    index: IndexProtocol
-    ledger: Ledger
-    tools: list
-    verified: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)  # one call of the task at a time
-
-
-class _Tasks:
-    """Handles -> tasks, bounded per principal. A handle of another principal is refused like an unknown one."""
-
-    def __init__(self, source: Source, budget: Budget, profile: str) -> None:
-        self.source, self.budget, self.profile = source, budget, profile
-        self._tasks: OrderedDict[str, _Task] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def start(self, principal: Principal) -> str:
-        handle = "t-" + secrets.token_urlsafe(18)
-        index = self.source.index_for(principal)
-        ledger = self.source.ledger_for(principal, handle, self.budget)
-        task = _Task(principal, index, ledger, evidence_tools(index, principal, ledger=ledger, profile=self.profile))
-        with self._lock:
-            self._tasks[handle] = task
-            own = [h for h, t in self._tasks.items() if t.principal == principal]
-            for old in own[:-MAX_TASKS_PER_PRINCIPAL]:
-                del self._tasks[old]
-        return handle
-
-    def catalog_index(self, principal: Principal) -> Any:
-        """What the catalog lists for ``principal``: the source's index, or every document a retriever source knows
-        (``None`` when it cannot enumerate them), as it is now."""
-        source = self.source.index_for(principal)
-        if isinstance(source, IndexProtocol):
-            return source
-        getattr(source, "generation", None)  # a source that follows a folder checks it now (FolderSource)
-        return source.whole(principal)
-
-    def get(self, handle: Any, principal: Principal) -> _Task:
-        with self._lock:
-            task = self._tasks.get(handle) if isinstance(handle, str) else None
-        if task is None or task.principal != principal:
-            raise EvidenceError("unknown_task")  # never issued, forgotten and another's: one refusal
-        return task
 
 
 class TokenPrincipals:
@@ -199,8 +133,8 @@ class EvidenceMCP(FastMCP):
     """FastMCP serving the evidence tools: ``tools/list`` and ``tools/call`` are answered here, the SDK does the
     transports, sessions and bearer-token checks. ``local`` is the stdio principal (``None`` over HTTP)."""
 
-    def __init__(self, tasks: _Tasks, *, local: Principal | None, verifier: TokenPrincipals | None = None,
-                 **settings: Any) -> None:
+    def __init__(self, tasks: MemoryTasks | StoreTasks, *, local: Principal | None,
+                 verifier: TokenPrincipals | None = None, **settings: Any) -> None:
         super().__init__("evidence", instructions=INSTRUCTIONS, token_verifier=verifier, **settings)
         self.tasks, self.local, self.verifier = tasks, local, verifier
         self._listing = _tool_list(tasks.profile)
@@ -301,34 +235,30 @@ class EvidenceMCP(FastMCP):
                 if arguments:
                     raise EvidenceError("invalid_arguments", problems=[{"field": None, "problem": "takes_no_args"}])
                 return _text(to_json({"task": self.tasks.start(principal)}))
-            task = self.tasks.get(arguments.get("task"), principal)
             args = {k: v for k, v in arguments.items() if k != "task"}
-            if name == "verify_citations":
-                return self.verify(task, args)
-            if name not in EVIDENCE_TOOLS:
-                raise EvidenceError("unknown_tool")
-            with task.lock:
+            with self.tasks.use(arguments.get("task"), principal) as task:
+                if name == "verify_citations":
+                    return self.verify(task, args)
+                if name not in EVIDENCE_TOOLS:
+                    raise EvidenceError("unknown_tool")
                 msg = run_tool_call(task.tools, {"name": name, "args": args, "id": "mcp", "type": "tool_call"})
             return _text(msg.content, msg.status == "error")
         except Exception as e:  # noqa: BLE001 - a client never sees a traceback
             return _text(refusal_message(e).content, True)
 
-    def verify(self, task: _Task, args: Mapping[str, Any]) -> CallToolResult:
+    def verify(self, task: Task, args: Mapping[str, Any]) -> CallToolResult:
         """``verify_citations``: every Sources line checked against the index and this task's reads
         (:func:`~evidence_lib._citations.verify_sources`, the check behind ``EvidenceMiddleware.verify_answer``)."""
         answer = args.get("answer")
         if set(args) != {"answer"} or not isinstance(answer, str) or len(answer) > MAX_ANSWER_CHARS:
             raise EvidenceError("invalid_arguments", problems=[{"field": "answer", "problem": "a string of at most "
                                                                 f"{MAX_ANSWER_CHARS} characters"}])
-        with task.lock:
-            if task.verified >= MAX_VERIFY_CALLS:
-                raise EvidenceError("budget_exhausted", reason="calls")
-            task.verified += 1
-            session = task.tools[0].session
-            session.refresh()  # the documents as they are now: an edited file's old citation is document_changed
-            # What this task's read and locate work on now (over a retriever: the last search's snapshot and the
-            # rest of the corpus), so a citation is checked against the very bytes the task was served.
-            checks = verify_sources(session.index, answer, task.ledger.reads, task.principal)
+        self.tasks.spend_verify(task)  # inside the task's one call (dispatch: tasks.use)
+        session = task.tools[0].session
+        session.refresh()  # the documents as they are now: an edited file's old citation is document_changed
+        # What this task's read and locate work on now (over a retriever: the last search's snapshot and the rest
+        # of the corpus), so a citation is checked against the very bytes the task was served.
+        checks = verify_sources(session.index, answer, task.ledger.reads, task.principal)
         rows = [_check_row(c) for c in checks]
         reply: dict[str, Any] = {"verified": bool(checks) and all(c.ok for c in checks)}
         if not checks:  # nothing to check is a verdict too: say why, in the citation checks' words
@@ -363,7 +293,7 @@ def build_server(source: Source, *, local: Principal | None = None, tokens: Mapp
     loopback ``host``/``port`` (bearer tokens checked by :class:`TokenPrincipals`; no OAuth authorization server is
     advertised; Host and Origin must name the bound address; malformed bodies are refused before the SDK parses
     them: :mod:`._http`)."""
-    tasks = _Tasks(source, budget or Budget(), profile)
+    tasks = source.tasks(budget or Budget(), profile)
     if local is not None:
         return EvidenceMCP(tasks, local=local, host=host, port=port)
     if not tokens:

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
+from typing import Any
 
 from .._errors import EvidenceError
 from .._ledger import Budget, Ledger, LedgerEntry, ReadRecord, Tally

@@ -172,17 +172,16 @@ def _rank(postings: Postings, view: _View, terms: Sequence[str]) -> Ranking:
     visible documents only; each document's score adds its terms' parts in query order (the same floats as scoring
     document by document); ties keep corpus order."""
     scores: dict[int, float] = {}
-    n, norm, mask = view.n, view.norm, view.mask
+    get, n, norm, mask, k1_plus_1 = scores.get, view.n, view.norm, view.mask, K1 + 1
     for t in terms:
         ids, tfs = postings.row(t)
-        hits = list(zip(ids, tfs)) if mask is None else [(i, f) for i, f in zip(ids, tfs) if mask[i]]
-        if not hits:
+        hits = [(i, f) for i, f in zip(ids, tfs) if mask[i]] if mask is not None else None
+        df = len(ids) if hits is None else len(hits)
+        if not df:
             continue
-        df = len(hits)
         idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        get = scores.get
-        for i, f in hits:
-            scores[i] = get(i, 0.0) + idf * f * (K1 + 1) / (f + norm[i])
+        for i, f in zip(ids, tfs) if hits is None else hits:
+            scores[i] = get(i, 0.0) + idf * f * k1_plus_1 / (f + norm[i])
     ranked = sorted((p for p in scores.items() if p[1] > 0), key=lambda p: (-p[1], p[0]))
     return array(U32, [i for i, _ in ranked]), array("d", [s for _, s in ranked])
 

@@ -229,7 +229,10 @@ class BM25Retriever(BaseRetriever):
 
 def recall_at_k(retriever: BaseRetriever, items: Sequence[Mapping[str, Any]], ks: Iterable[int] = (1, 3, 5, 10, 20),
                 doc_id_key: str = "doc_id") -> dict[int, float]:
-    """Share of questions whose answer document is among the first k retrieved (the question as the query)."""
+    """Share of questions whose answer document is among the first k retrieved (the question as the query).
+
+    A :class:`BM25Retriever` answers a question it already ranked (the eval's flows asked it) from the rankings it
+    keeps, so this report scores nothing again."""
     ranks = []
     for item in items:
         got = [d.metadata.get(doc_id_key) for d in retriever.invoke(item["question"])]

@@ -116,13 +116,14 @@ def main() -> None:
         print(json.dumps(worker(args.worker)))
         return
     result = json.loads(OUT.read_text(encoding="utf-8")) if OUT.is_file() else {}
-    result.setdefault("about", {"script": "bench/bench_search.py", "targets": TARGETS,
-                                "kernel_en": f"evaluate, flows {', '.join(EVAL_FLOWS)}, first 40 questions",
-                                "debian_mix": "BM25 build + one search and one ranked locate per question (60); "
-                                              "no reading flow, no outcome read",
-                                "peak_rss": "VmHWM of each worker process: peak_rss_mib its whole life, "
-                                            "load_peak_rss_mib while loading the corpus, work_peak_rss_mib after "
-                                            "(VmHWM reset through /proc/self/clear_refs once the corpus is loaded)"})
+    result["about"] = {"script": "bench/bench_search.py", "targets": TARGETS,
+                       "kernel_en": f"evaluate, flows {', '.join(EVAL_FLOWS)}, first 40 questions",
+                       "debian_mix": "BM25 build + one search and one ranked locate per question (60); "
+                                     "no reading flow, no outcome read",
+                       "peak_rss": "VmHWM of each worker process: peak_rss_mib its whole life, load_peak_rss_mib "
+                                   "while loading the corpus, work_peak_rss_mib after (VmHWM reset through "
+                                   "/proc/self/clear_refs once the corpus is loaded)",
+                       "seconds": "wall seconds on a shared 2-core machine; compare cpu_seconds when it is busy"}
     for name in args.sets.split(","):
         folder, script, dest = CORPUS[name]
         if not (ROOT / folder).is_dir():

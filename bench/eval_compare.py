@@ -14,7 +14,10 @@ Every run ends by rewriting bench/results/eval_all_sets.txt: every set in one ta
 
 The kernel corpora are unpacked from bench/data/ into build/kernel/ the first time. Deep Agents' grep uses ripgrep
 when ``rg`` is on PATH (``make bench-eval`` installs Debian's ``ripgrep`` when it can), else its Python fallback;
-each file records which engine ran (``deepagents_grep_engine``). With ripgrep, each set is run a second time with
+each file records which engine ran (``deepagents_grep_engine``). ripgrep's capped matches vary from run to run, so
+with it each Deep Agents flow runs three times and its figures are the median per metric with their spread (min, max):
+``runs`` and ``spread`` in its summary, ``deepagents_runs`` in the file (issue 33, item 6); the Python grep is
+deterministic and runs once. With ripgrep, each set is run a second time with
 Deep Agents' Python grep (``rg`` hidden from that process's PATH: Deep Agents picks its engine once per process), kept
 under ``deepagents_python_grep``: ``{chooser: {"flows", "targets"}}`` for the compact and Deep Agents flows, so both
 engines are reported side by side.
@@ -31,13 +34,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from evidence_lib.__main__ import main
+from evidence_lib.eval._deepagents_flow import grep_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "evidence_lib" / "eval" / "data"
@@ -113,11 +116,6 @@ def add_python_grep(corpus: str, qa: Path, out: Path) -> None:
     result = json.loads(out.read_text(encoding="utf-8"))
     result["deepagents_python_grep"] = python_grep_runs(corpus, qa)
     out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-
-
-def grep_engine() -> str:
-    """Which engine Deep Agents' grep uses in this process: ripgrep when ``rg`` is on PATH, else its Python one."""
-    return "ripgrep" if shutil.which("rg") else "python"
 
 
 #: Every set's results in one table (issue 25): the same table notebook 08x prints.

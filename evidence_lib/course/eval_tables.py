@@ -102,8 +102,18 @@ def engines(results: Mapping[str, Result]) -> str:
         engine = r.get("deepagents_grep_engine", "not recorded")
         both = " (and python grep, rows marked)" if r.get("deepagents_python_grep") else ""
         lines.append(f"{name}: {r['documents']:,} documents, {r['questions']} questions, "
-                     f"deepagents {r.get('deepagents_version', 'not run')}, grep engine {engine}{both}")
+                     f"deepagents {r.get('deepagents_version', 'not run')}, grep engine {engine}{both}{_spread(r)}")
     return "\n".join(lines)
+
+
+def _spread(result: Result) -> str:
+    """Where Deep Agents ran several times (ripgrep, issue 33 item 6): how many, and its answered counts' spread."""
+    runs = result.get("deepagents_runs", {}).get("runs", 1)
+    if runs < 2:
+        return ""
+    ranges = [f"{flow} {chooser} {s['spread']['answered'][0]}-{s['spread']['answered'][1]}"
+              for chooser, run in runs_by_chooser(result).items() for flow, s in run["flows"].items() if "spread" in s]
+    return f"; Deep Agents rows: median of {runs} runs (answered min-max: {', '.join(ranges)})"
 
 
 def every_set_table(results: Mapping[str, Result], flows: Sequence[str] | None = None) -> str:

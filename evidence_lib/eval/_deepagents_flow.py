@@ -52,7 +52,9 @@ newlines), so line numbers disagree in documents holding ``\\r``, ``\\x0c``, ``\
 ``\\u2028`` or ``\\u2029``; one read result is capped at 80,000 characters (a longer single line is cut
 "mid-line" with no way to page past the cut); grep stops after 1,000 matches and its 80,000-character
 output cap, and which matches survive then depends on directory order (ripgrep if it is on ``PATH``, else
-a Python walk).
+a Python walk). ripgrep searches files in parallel, so the surviving matches change from run to run: with ripgrep
+the eval runs each Deep Agents flow :data:`RIPGREP_RUNS` times and reports the median per metric and the spread
+(:func:`median_summary`, issue 33 item 6); the Python walk gives the same output every run, so it runs once.
 
 deepagents is imported only inside functions: importing this module does not need it.
 """
@@ -60,6 +62,8 @@ deepagents is imported only inside functions: importing this module does not nee
 from __future__ import annotations
 
 import re
+import shutil
+import statistics
 
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -69,7 +73,8 @@ from evidence_lib._measure import cl100k_tokens
 
 from ._flows import DEFAULT_CHOOSER, choose, read_in_turn
 
-__all__ = ["DEEPAGENTS_FLOWS", "available", "deepagents_version", "grep_lines", "grep_visible", "run_deepagents"]
+__all__ = ["DEEPAGENTS_FLOWS", "RIPGREP_RUNS", "SPREAD_KEYS", "available", "deepagents_version", "grep_engine",
+           "grep_lines", "grep_visible", "median_summary", "repeats", "run_deepagents"]
 
 #: The two Deep Agents flows: the efficient one and the first version's (a default agent's reading).
 DEEPAGENTS_FLOWS = ("deepagents", "deepagents_default")
@@ -100,6 +105,45 @@ def available() -> bool:
     except ImportError:
         return False
     return True
+
+
+#: Runs of each Deep Agents flow when its grep is ripgrep (the median is reported): its capped matches vary.
+RIPGREP_RUNS = 3
+#: The summary figures whose spread over the runs (min, max) a repeated flow reports.
+SPREAD_KEYS = ("answered", "median_bytes", "p90_bytes", "median_tokens", "p90_tokens", "median_calls",
+               "picked_answer_first")
+
+
+def grep_engine() -> str:
+    """Which engine Deep Agents' grep uses in this process: ripgrep when ``rg`` is on PATH (its own test), else its
+    Python walk."""
+    return "ripgrep" if shutil.which("rg") else "python"
+
+
+def repeats() -> int:
+    """How many times to run a Deep Agents flow here: :data:`RIPGREP_RUNS` with ripgrep, once with the Python walk."""
+    return RIPGREP_RUNS if grep_engine() == "ripgrep" else 1
+
+
+def _median(values: list[Any]) -> Any:
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return statistics.median(values)
+    if all(isinstance(v, Mapping) for v in values):
+        keys = dict.fromkeys(k for v in values for k in v)
+        return {k: _median([v[k] for v in values if k in v]) for k in keys}
+    return values[0]
+
+
+def median_summary(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One flow's summaries from several runs as one: every figure the median of the runs' (nested ones too, such as
+    ``bytes_by_tool``), text as in the first run, plus ``runs`` and ``spread``: ``{figure: [min, max]}`` of
+    :data:`SPREAD_KEYS`. A single summary comes back with ``runs: 1`` and no spread."""
+    out = _median(list(summaries))
+    out["runs"] = len(summaries)
+    if len(summaries) > 1:
+        out["spread"] = {k: [min(s[k] for s in summaries), max(s[k] for s in summaries)]
+                         for k in SPREAD_KEYS if all(k in s for s in summaries)}
+    return out
 
 
 def deepagents_version() -> str | None:

@@ -166,7 +166,9 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
     ``chooser`` (``oracle`` or ``overlap``, see :mod:`.flows`) picks the document each flow reads among the
     candidates it was shown; the result records it (``"chooser"``, and per flow its ``help``). Per flow that
     picks, ``picked_answer_first`` counts the questions whose first pick was the answer's document, and every
-    per-question run lists its ``picked`` doc_ids in the order the chooser would read them.
+    per-question run lists its ``picked`` doc_ids in the order the chooser would read them. A Deep Agents flow whose
+    grep is ripgrep runs three times: its summary is the median per figure with ``runs`` and ``spread`` (min, max),
+    and ``deepagents_runs`` says so (:func:`~evidence_lib.eval._deepagents_flow.median_summary`).
     """
     if chooser not in CHOOSERS:
         raise ValueError(f"unknown chooser {chooser!r}; choose from {', '.join(CHOOSERS)}")
@@ -175,15 +177,20 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
     corpus = EvidenceIndex.in_memory(docs)
     by_id = {d.doc_id: d for d in docs}
     per: dict[str, list[dict[str, Any]]] = {}
+    repeated: dict[str, list[list[dict[str, Any]]]] = {}  # a Deep Agents flow over ripgrep: every run's results
     skipped: dict[str, str] = {}
     for flow in flows:
         if flow in deepagents_flow.DEEPAGENTS_FLOWS:
             if not deepagents_flow.available():
                 skipped[flow] = "deepagents is not installed (pip install -e '.[deepagents]')"
                 continue
-            with tempfile.TemporaryDirectory(prefix="evidence-deepagents-") as tmp:
-                per[flow] = deepagents_flow.run_deepagents({d.doc_id: d.text for d in docs}, items, Path(tmp),
-                                                           max_calls=MAX_CALLS, flow=flow, chooser=chooser)
+            repeated[flow] = []
+            for _ in range(deepagents_flow.repeats()):
+                with tempfile.TemporaryDirectory(prefix="evidence-deepagents-") as tmp:
+                    repeated[flow].append(deepagents_flow.run_deepagents(
+                        {d.doc_id: d.text for d in docs}, items, Path(tmp), max_calls=MAX_CALLS, flow=flow,
+                        chooser=chooser))
+            per[flow] = repeated[flow][0]
             if progress:
                 progress(flow, len(items), len(items))
             continue
@@ -202,15 +209,12 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
                 progress(flow, len(runs), len(items))
         per[flow] = runs
     texts = {d.doc_id: d.text for d in docs}
-    summaries = {}
-    for f, runs in per.items():
-        summaries[f] = summarize(runs, f, chooser)
-        if f != "dump_top5":
-            summaries[f]["picked_answer_first"] = sum(
-                bool(r["picked"]) and r["picked"][0] == i["doc_id"] for r, i in zip(runs, items))
+    summaries = {f: deepagents_flow.median_summary([_summary(r, f, chooser, items) for r in repeated[f]])
+                 if f in repeated else _summary(runs, f, chooser, items) for f, runs in per.items()}
     out: dict[str, Any] = {
         "corpus": name, "corpus_sha256": corpus_sha256(texts), "documents": len(docs), "questions": len(items),
         "revision": sorted({d.revision for d in docs})[:3],
+        # recall asks the retriever again: it answers from the rankings the flows' searches already computed
         "retriever": {"name": "BM25Retriever", "k": RETRIEVER_K,
                       "recall_at_k": {str(k): v for k, v in recall_at_k(retriever, items).items()}},
         "chooser": chooser,
@@ -218,9 +222,25 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
         "skipped": skipped,
         "per_question": per,
     }
-    if any(f in per for f in deepagents_flow.DEEPAGENTS_FLOWS):
+    if repeated:
         out["deepagents_version"] = deepagents_flow.deepagents_version()
+        engine, runs = deepagents_flow.grep_engine(), deepagents_flow.repeats()
+        out["deepagents_runs"] = {
+            "grep_engine": engine, "runs": runs,
+            "reported": (f"each Deep Agents flow ran {runs} times (ripgrep's capped matches vary from run to run): its "
+                         "figures are the median per metric, 'spread' the [min, max], per_question the first run's")
+            if runs > 1 else "each Deep Agents flow ran once (its Python grep gives the same matches every run)"}
     return out
+
+
+def _summary(runs: Sequence[Mapping[str, Any]], flow: str, chooser: str,
+             items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """:func:`summarize`, and for a flow that picks, how often its first pick was the answer's document."""
+    summary = summarize(runs, flow, chooser)
+    if flow != "dump_top5":
+        summary["picked_answer_first"] = sum(
+            bool(r["picked"]) and r["picked"][0] == i["doc_id"] for r, i in zip(runs, items))
+    return summary
 
 
 def targets(result: Mapping[str, Any]) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from .._ids import escape_doc_id
 from .._index import PREVIEW_CHARS, EvidenceIndex, IndexEntry, Snapshot, sha256_hex, text_range
 from .._locate import LocateOptions, find
 from .._toolkit import clean_text
-from ._bm25 import BM25Retriever
+from ._bm25 import BM25Retriever, FixedFilter
 from ._corpora import first_line
 
 __all__ = ["DEFAULT_HISTORY_LIMIT", "ENCODED_CACHE_BYTES", "MAX_FETCH", "WHOLE_CACHE", "AccessMetadataWarning",
@@ -378,6 +378,7 @@ class RetrieverSource:
     _warned: bool = field(default=False, init=False, repr=False, compare=False)
     _wholes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _wholes_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    _filters: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         limit = self.history_limit
@@ -412,7 +413,16 @@ class RetrieverSource:
         return self._fetch(query, principal)[0]
 
     def _visible(self, principal: Principal | None) -> Callable[[LCDocument], bool]:
-        return lambda d: allowed(self.access_of(d), principal, "discover")
+        """What ``principal`` may discover: one :class:`FixedFilter` per principal (grants are fixed for the source's
+        life, as in :meth:`whole`), so a BM25 retriever asks it once per document, not once per query."""
+        with self._wholes_lock:
+            got = self._filters.get(principal)
+            if got is None:
+                while len(self._filters) >= WHOLE_CACHE:
+                    del self._filters[next(iter(self._filters))]
+                got = FixedFilter(lambda d: allowed(self.access_of(d), principal, "discover"))
+                self._filters[principal] = got
+            return got
 
     def _fetch(self, query: str, principal: Principal | None) -> tuple[list[LCDocument], int | None]:
         visible = self._visible(principal)

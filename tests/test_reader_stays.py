@@ -30,10 +30,11 @@ PAD = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod t
 
 
 def _pad_to(text: str, offset: int) -> str:
-    """``text`` padded with :data:`PAD` (cut to fit) up to exactly ``offset`` characters."""
+    """``text`` padded with whole :data:`PAD` sentences, then spaces, up to exactly ``offset`` characters (so the
+    sentence that follows starts a sentence: locate's excerpt of a match in it starts with it)."""
     assert len(text) <= offset
     room = offset - len(text)
-    return text + (PAD * (room // len(PAD) + 1))[:room - 1] + (" " if room else "")
+    return text + PAD * (room // len(PAD)) + " " * (room % len(PAD))
 
 
 def _item(doc_id: str, text: str, span: str) -> dict[str, Any]:

@@ -171,3 +171,29 @@ def test_the_overlap_flow_reads_the_document_whose_locate_shows_clustered_words_
     run = _flow(texts, _item("clustered", clustered, "at most 12 archived reports"), chooser="overlap")
     assert run.picked[:1] == ["clustered"] and run.answered, (run.picked, _trace(run))
     assert "scattered" not in [a["doc_id"] for a in _reads(run)]
+
+
+# -- the rules on their own ------------------------------------------------------------------------------------------
+
+def test_a_page_around_a_match_moves_to_hold_whole_an_excerpt_its_edge_would_cut():
+    """An 800-character page costs the same wherever it starts: it takes in whole a located excerpt its end (or its
+    start) would cut, as long as it still holds the excerpt it is read for; one that cannot fit is left alone."""
+    from evidence_lib.eval._reader import _placed
+
+    assert _placed(1_000, 1_080, []) == 1_000 - LEAD
+    assert _placed(1_000, 1_080, [(1_550, 1_700)]) == 1_700 - MAX_PAGE_CHARS  # its end would cut [1550, 1700)
+    assert _placed(1_000, 1_080, [(700, 850)]) == 700  # its start would cut [700, 850)
+    assert _placed(1_000, 1_080, [(1_550, 1_900)]) == 1_000 - LEAD  # 900 characters: cannot hold both
+
+
+def test_a_page_cuts_a_match_sentence_only_when_no_sentence_ends_before_its_edge():
+    """Rule 2 reads on past an edge only where the sentence around a match on the page runs over it."""
+    from evidence_lib.eval._reader import _cuts, _Page
+
+    body = PAD * 8 + "Each rotation leaves"
+    assert _cuts(_Page(100, 100 + len(body), body, True), TERM) == (False, True)
+    ended = PAD * 8 + "Each rotation ends here. " + PAD
+    assert _cuts(_Page(100, 100 + len(ended), ended, True), TERM) == (False, False)
+    head = "rotation keeps going. " + PAD * 8
+    assert _cuts(_Page(100, 100 + len(head), head, True), TERM) == (True, False)  # its sentence starts before
+    assert _cuts(_Page(0, 100 + len(head), head, True), TERM) == (False, False)  # nothing before the document

@@ -197,3 +197,10 @@ def test_a_page_cuts_a_match_sentence_only_when_no_sentence_ends_before_its_edge
     head = "rotation keeps going. " + PAD * 8
     assert _cuts(_Page(100, 100 + len(head), head, True), TERM) == (True, False)  # its sentence starts before
     assert _cuts(_Page(0, 100 + len(head), head, True), TERM) == (False, False)  # nothing before the document
+
+
+def test_a_page_that_starts_with_a_blank_line_cuts_no_sentence_at_its_start():
+    from evidence_lib.eval._reader import _cuts, _Page
+
+    para = "\n\nrotation keeps going. " + PAD * 8
+    assert _cuts(_Page(100, 100 + len(para), para, True), TERM) == (False, False)

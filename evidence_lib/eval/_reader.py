@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from .._citations import Excerpt
 from .._tools import MAX_PAGE_CHARS
 from ..profiles._base import Profile
-from ..profiles._compact import _SENTENCE_END, WINDOW_AFTER, WINDOW_BEFORE, excerpts, query_words
+from ..profiles._compact import WINDOW_AFTER, WINDOW_BEFORE, excerpts, query_words, window
 
 __all__ = ["END", "LEAD", "Step", "evidence_score", "page_range", "read_document", "reader_words"]
 
@@ -95,18 +95,29 @@ def _placed(start: int, end: int, known: Sequence[tuple[int, int]]) -> int:
     return first
 
 
+#: A sentence end (one character, no look-ahead) that stands for a page's edge, so :func:`window` says whether a
+#: sentence ends between a match and that edge.
+_EDGE = "。"
+
+
 def _cuts(page: _Page, term: str) -> tuple[bool, bool]:
-    """Whether the page cuts, at its start and at its end, the sentence window locate shows around a match it holds:
-    no sentence ends between the match and that edge, and the window's reach (``WINDOW_BEFORE`` back,
-    ``WINDOW_AFTER`` on) passes it."""
+    """Whether the page cuts, at its start and at its end, the sentence window locate shows around a match it holds
+    (:func:`~evidence_lib.profiles.window`): no sentence ends between the match and that edge, and the window's reach
+    (``WINDOW_BEFORE`` back, ``WINDOW_AFTER`` on) passes it. Each edge is marked by :data:`_EDGE`; the window reaches
+    the mark only when nothing ends the sentence first."""
     text, needle = page.text, term.lower()
     lowered = text.lower()
     back = ahead = False
     at = lowered.find(needle) if needle else -1
     while at >= 0:
         stop = at + len(needle)
-        back = back or (page.start > 0 and at < WINDOW_BEFORE and not _SENTENCE_END.search(text, 0, at))
-        ahead = ahead or (page.end != END and stop + WINDOW_AFTER > len(text) and not _SENTENCE_END.search(text, stop))
+        if page.start > 0 and not back:
+            s, _ = window(_EDGE + text, at + 1, stop + 1, WINDOW_BEFORE, WINDOW_AFTER)
+            lead = text[:s - 1]  # white space only when the window reached the mark (a blank line ends a paragraph)
+            back = at + 1 <= WINDOW_BEFORE and not lead.strip() and lead.count("\n") < 2
+        if page.end != END and not ahead:
+            _, e = window(text + _EDGE, at, stop, WINDOW_BEFORE, WINDOW_AFTER)
+            ahead = e > len(text)
         at = lowered.find(needle, at + 1)
     return back, ahead
 

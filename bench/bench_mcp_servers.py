@@ -55,8 +55,8 @@ from evidence_lib.eval._flows import (
     MAX_CALLS,
     Run,
     _manifest_shown,
-    _reading,
     choose,
+    read_document,
     read_in_turn,
     read_where_evidence_is,
     reader_words,
@@ -188,7 +188,7 @@ def _read_located(call: Callable, run: Run, item: Mapping[str, Any], first: Tool
         shown = _manifest_shown(call("search_evidence", {"query": item["question"][:256]}), COMPACT)
     run.picked = choose(chooser, item, located, shown + [(x.doc_id, x.text) for x in near])
     words = reader_words(item["question"], item["locate_term"])
-    readings = [_reading(call, item["locate_term"], d, COMPACT, words, counts.get(d, 0),
+    readings = [read_document(call, item["locate_term"], d, COMPACT, words, counts.get(d, 0),
                          [x for x in near if x.doc_id == d]) for d in run.picked]
     read_where_evidence_is(readings, lambda: len(run.calls) < MAX_CALLS + 1, answered)  # +1: start_task
 

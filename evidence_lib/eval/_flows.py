@@ -14,19 +14,22 @@ Two choosers (:data:`CHOOSERS`, ``--chooser``):
 * ``oracle`` is handed the answer's ``doc_id`` among the shown candidates: it reads that document or, when
   the locate did not show it, nothing. An upper bound on choosing, not something a model gets for free.
 * ``overlap`` is handed nothing: it ranks the shown candidates by how many distinct question words
-  (:func:`~evidence_lib.retrieval._bm25.tokenize`, the BM25 tokenizer) the flow has been *shown* for each
-  (its doc_id, its locate excerpts or grep lines, its manifest title and preview), ties broken by the
-  order they were first shown (:func:`choose`): a compact locate shows documents in the retriever's rank for
+  (:func:`~evidence_lib.retrieval._bm25.tokenize`, the BM25 tokenizer) one thing the flow was *shown* of each
+  holds together (its doc_id, one locate excerpt or grep line, its manifest title or preview: where the words
+  cluster), then by those in all it was shown of each, ties broken by the order they were first shown
+  (:func:`choose`): a compact locate shows documents in the retriever's rank for
   the question, then by match count, so the rank and the counts break the ties. A wrong pick does not end the
   question. The protocol flows spend calls where the evidence is (:func:`read_where_evidence_is`): the best
-  pick reads around its best matches before another candidate gets a call, any other gets turns of at most
+  pick reads around its matches, and on from pages that approach one, before another candidate gets a call, any other gets turns of at most
   ``FIRST_LOOK_CALLS`` calls. The compact flow, shown several documents by its first locate, then searches the
   question to see their titles (the oracle needs none). The Deep Agents and no-help flows
   give every candidate in turn a first look of ``FIRST_LOOK_CALLS`` calls, then every candidate in turn reads
   on (:func:`read_in_turn`). All within ``MAX_CALLS``.
 
-Where a protocol flow reads inside a document (:func:`_reading`): around its matches holding the most question
-words first (:func:`evidence_score`), and backward as well as forward.
+Where a protocol flow reads inside a document (:func:`~evidence_lib.eval._reader.read_document`): around its
+matches holding the most question words first (:func:`evidence_score`), on from a page edge that cuts a match's
+sentence, the gap between two pages that show matches, and only then paging on from the page holding the most
+question words.
 
 A question counts as answered only when a citation built from the tool output verifies against the
 corpus (``verify_citation``: the same bytes, read, text matching) and contains the span
@@ -49,9 +52,8 @@ from .._index import EvidenceIndex
 from .._ledger import ReadRecord
 from .._measure import cl100k_tokens, utf8_bytes
 from ..profiles._article import ARTICLE
-from .._citations import Excerpt
 from ..profiles._base import Profile
-from ..profiles._compact import excerpts, query_words
+from ..profiles._compact import excerpts
 from ..profiles._registry import profile_of
 from ..profiles._article import json_rows
 from ..retrieval._bm25 import BM25Retriever, tokenize
@@ -59,17 +61,15 @@ from ..retrieval._snapshot import RetrieverSource
 from .._toolkit import MAX_QUERY_CHARS, run_tool_call, tool_call
 from .._tools import MAX_PAGE_CHARS, evidence_tools
 from ._answered import answer_citation
+from ._reader import END, LEAD, Step, evidence_score, page_range, read_document, reader_words
 
 __all__ = ["CHOOSERS", "CHOOSER_HELP", "DEFAULT_CHOOSER", "DUMP_K", "END", "FIRST_LOOK_CALLS", "LEAD",
            "MAX_CALLS", "PROVES", "Run", "Step", "choose", "dump_flow", "evidence_score", "help_text",
-           "no_help_flow", "page_range", "protocol_flow", "question_words", "read_in_turn", "read_where_evidence_is",
-           "reader_words"]
+           "no_help_flow", "page_range", "protocol_flow", "question_words", "read_document", "read_in_turn",
+           "read_where_evidence_is", "reader_words"]
 
 MAX_CALLS = 10
 DUMP_K = 5
-#: How far before a located match the reader starts a page (it does not know where the answer begins): a quarter
-#: of a page, so the page around a match shows the sentences before it and most of what follows.
-LEAD = MAX_PAGE_CHARS // 4
 
 #: How a flow picks the document to read among the candidates it was shown (see the module docstring).
 CHOOSERS = ("oracle", "overlap")
@@ -79,17 +79,20 @@ DEFAULT_CHOOSER = "oracle"
 CHOOSER_HELP = {
     "oracle": "chooser oracle: handed the answer's doc_id among the shown candidates (an upper bound on choosing, "
               "not something a model is given)",
-    "overlap": "chooser overlap: not handed the answer; ranks the shown candidates by the distinct question words "
-               "(BM25 tokens) in what it was shown of each, ties by the order shown (a compact locate shows "
+    "overlap": "chooser overlap: not handed the answer; ranks the shown candidates by the most distinct question "
+               "words (BM25 tokens) one thing shown of each holds together (an excerpt, a grep line, a title), then "
+               "by those in all it was shown of each, ties by the order shown (a compact locate shows "
                "documents in the retriever's rank, then by match count; grep in its file order); a wrong pick costs "
                "calls but does not end the question: the next candidate reads within the same 10 calls",
 }
 #: How a protocol flow reads its picks (both profiles, both choosers): the words its ``help`` says it with.
 _PROTOCOL_READING = (
     "per picked document: the page around its best located excerpt, its doc-restricted locate when it holds more "
-    "matches than shown, pages around its matches holding the most question words first, then pages before and "
-    "after alternately; the best pick reads on while it reads where its evidence is, any other pick gets turns "
-    "of at most 2 calls")
+    "matches than shown, pages around its matches holding the most question words first (each taking in whole "
+    "the excerpts its edge would cut, never text read already), on from a page edge that cuts a match's sentence, "
+    "the gap of at most a page between two pages showing matches, then pages before and after the page holding "
+    "the most question words alternately; the best pick reads on while it reads where its evidence is, any other "
+    "pick gets turns of at most 2 calls")
 
 _HELP = {
     "dump_top5": "none beyond the question: the BM25 top-5 full texts for the question, in one reply",
@@ -117,8 +120,8 @@ _HELP = {
 _CHOOSER_NOTE = {
     "dump_top5": {c: "no chooser: nothing is picked, the five texts are dumped" for c in CHOOSERS},
     "no_help": {"oracle": "no oracle (it gets the question only): reads the retriever's first document",
-                "overlap": "chooser overlap: ranks the manifest rows by the distinct question words of their doc_id, "
-                           "title and preview, ties by rank; each document in turn gets its first 2 pages, then each "
+                "overlap": "chooser overlap: ranks the manifest rows by the most distinct question words their doc_id, "
+                           "title or preview holds, then by those of all three, ties by rank; each document in turn gets its first 2 pages, then each "
                            "in turn pages on, all within the same 10 calls"},
 }
 
@@ -163,8 +166,10 @@ def choose(chooser: str, item: Mapping[str, Any], candidates: Iterable[str],
     ``candidates`` are doc_ids in the order the tools first showed them; ``shown`` is ``(doc_id, text)``
     pairs of everything the flow was shown about them (excerpts, grep lines, manifest titles and previews;
     pairs for other documents are ignored). ``oracle`` returns ``[item["doc_id"]]`` when it is a candidate,
-    else ``[]``. ``overlap`` returns every candidate, ranked by how many distinct question words appear in
-    its doc_id and its shown text, most first, ties in first-shown order. Deterministic.
+    else ``[]``. ``overlap`` returns every candidate, ranked first by the most distinct question words one
+    thing shown of it holds together (its doc_id, one excerpt, one grep line, one title: where the words cluster,
+    as in the sentence a reader expects the answer next to; an excerpt of matches close to each other is one
+    excerpt), then by the distinct question words in all shown of it, ties in first-shown order. Deterministic.
     """
     order = list(dict.fromkeys(candidates))
     if chooser == "oracle":
@@ -172,11 +177,14 @@ def choose(chooser: str, item: Mapping[str, Any], candidates: Iterable[str],
     if chooser != "overlap":
         raise ValueError(f"unknown chooser {chooser!r}; choose from {', '.join(CHOOSERS)}")
     words = question_words(item["question"])
-    seen = {c: set(tokenize(c)) for c in order}
+    seen = {c: words & set(tokenize(c)) for c in order}
+    together = {c: len(seen[c]) for c in order}
     for doc_id, text in shown:
         if doc_id in seen:
-            seen[doc_id].update(tokenize(text))
-    return sorted(order, key=lambda c: -len(words & seen[c]))  # sorted() is stable: ties stay first-shown
+            held = words & set(tokenize(text))
+            seen[doc_id] |= held
+            together[doc_id] = max(together[doc_id], len(held))
+    return sorted(order, key=lambda c: (-together[c], -len(seen[c])))  # sorted() is stable: ties stay first-shown
 
 
 @dataclass
@@ -251,11 +259,6 @@ def read_in_turn(readings: Sequence[Iterator[None]], calls_left: Callable[[], bo
     return False
 
 
-#: How a reading's step reads: ``True`` while it reads where this document's evidence is (its located excerpt, its
-#: doc-restricted locate, the pages around its best-scoring matches), ``False`` for paging on from there.
-Step = bool
-
-
 def read_where_evidence_is(readings: Sequence[Iterator[Step]], calls_left: Callable[[], bool],
                            answered: Callable[[], bool], first_look: int = FIRST_LOOK_CALLS) -> bool:
     """Drive one reading per picked candidate, best first, spending calls where the evidence is.
@@ -290,7 +293,7 @@ def read_where_evidence_is(readings: Sequence[Iterator[Step]], calls_left: Calla
 def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[str, Any], profile: str | Profile,
                   max_calls: int = MAX_CALLS, chooser: str = DEFAULT_CHOOSER) -> Run:
     """locate(term) over every readable document (ranked by the question's words where the profile takes a query,
-    else after search(question)) -> per picked document (:func:`_reading`), calls spent where the evidence is
+    else after search(question)) -> per picked document (:func:`~evidence_lib.eval._reader.read_document`), calls spent where the evidence is
     (:func:`read_where_evidence_is`).
 
     ``profile`` (a name or a :class:`~evidence_lib.profiles.Profile`) formats the replies and reads them back.
@@ -321,97 +324,10 @@ def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[
         shown = _manifest_shown(call("search_evidence", {"query": query}), profile)
     run.picked = choose(chooser, item, located, shown + [(x.doc_id, x.text) for x in near])
     words = reader_words(item["question"], item["locate_term"])
-    readings = [_reading(call, item["locate_term"], doc_id, profile, words, counts.get(doc_id, 0),
+    readings = [read_document(call, item["locate_term"], doc_id, profile, words, counts.get(doc_id, 0),
                          [x for x in near if x.doc_id == doc_id]) for doc_id in run.picked]
     read_where_evidence_is(readings, lambda: len(run.calls) < max_calls, answered)
     return run
-
-
-def reader_words(question: str, term: str) -> frozenset[str]:
-    """The words a reader looks for near a match: the question's (as compact locate ranks them,
-    :func:`~evidence_lib.profiles.query_words`) other than the term's own, which every match holds."""
-    return query_words(question) - query_words(term)
-
-
-def evidence_score(text: str, words: frozenset[str]) -> int:
-    """How many of ``words`` ``text`` holds (case-insensitive): where a reader expects the answer."""
-    lowered = text.lower()
-    return sum(1 for w in words if w in lowered)
-
-
-def _reading(call, term: str, doc_id: str, profile: Profile, words: frozenset[str], matches: int,
-             shown: Sequence[Excerpt] = ()) -> Iterator[Step]:
-    """One document's reading, one call a step (yields :data:`Step`): the page around its best located excerpt;
-    its doc-restricted locate when it holds more matches than were shown (one batch: the best for the question
-    first); pages around its matches, those holding the most question words first; then pages before and after
-    the first page read, alternately, the page before first (a page around a match reaches further on than back)."""
-    pages: list[tuple[int, float]] = []  # [start, end) of the pages read so far (end END: to the document's end)
-
-    def around(offset: int) -> bool:
-        start = max(0, offset - LEAD)
-        msg = call("read_evidence", {"doc_id": doc_id, "offset": start, "limit": MAX_PAGE_CHARS})
-        if msg.status == "success":
-            pages.append(page_range(msg, profile, start))
-        return msg.status == "success"
-
-    for x in shown[:1]:  # the best excerpt of this document only
-        if not around(x.start):
-            return
-        yield True
-    spots: list[tuple[int, int]] = [(-evidence_score(x.text, words), x.start) for x in shown]
-    if matches > len(shown) or not shown:
-        msg = call("locate_evidence", {"term": term, "doc_id": doc_id})
-        yield True
-        if msg.status == "error":
-            return
-        found = [x for x in excerpts([msg]) if x.doc_id == doc_id]
-        spots = [(-evidence_score(x.text, words), x.start) for x in found] or \
-            [(0, o) for o in profile.match_offsets(msg.content, doc_id)[0]]
-    spots.sort()
-    best = spots[0][0] if spots else 0
-    for score, offset in spots:
-        if any(s <= offset < e for s, e in pages):
-            continue  # this match is on a page read already
-        if not around(offset):
-            return
-        yield score == best < 0  # a match holding the most question words is where the evidence is
-    yield from _onward(call, doc_id, profile, pages)
-
-
-#: The end a page that reached the document's end is recorded with (no page starts there).
-END = float("inf")
-
-
-def page_range(msg, profile: Profile, start: int) -> tuple[int, float]:
-    """``[start, end)`` of a page reply: up to the next offset it names, or :data:`END` when it reached the end."""
-    nxt = profile.next_offset(msg.content)
-    return start, nxt if nxt is not None else END
-
-
-def _onward(call, doc_id: str, profile: Profile, pages: list[tuple[int, float]]) -> Iterator[Step]:
-    """Pages before and after the first page read, alternately (the one before first), skipping pages read already,
-    until the document is read both ways; from its start when no page was read. Every step only pages on."""
-    back, ahead = pages[0] if pages else (0, 0)
-    while True:
-        while back > 0 and (s := next((s for s, e in pages if s < back <= e), None)) is not None:
-            back = s  # the text before is read already
-        while ahead < END and (e := next((e for s, e in pages if s <= ahead < e), None)) is not None:
-            ahead = e
-        if back <= 0 and ahead >= END:
-            return
-        if back > 0:
-            start = max(0, back - MAX_PAGE_CHARS)
-            msg = call("read_evidence", {"doc_id": doc_id, "offset": start, "limit": back - start})
-            if msg.status == "error":
-                return
-            pages.append(page_range(msg, profile, start))
-            yield False
-        if ahead < END:
-            msg = call("read_evidence", {"doc_id": doc_id, "offset": int(ahead), "limit": MAX_PAGE_CHARS})
-            if msg.status == "error":
-                return
-            pages.append(page_range(msg, profile, int(ahead)))
-            yield False
 
 
 def _read(call, doc_id: str, offset: int, profile: Profile) -> int | None:

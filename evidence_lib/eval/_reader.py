@@ -1,0 +1,238 @@
+"""Where a protocol flow reads inside one document, one call a step (issue 33 item 2). Taught in notebook 08.
+
+The reader knows what the tools showed it: the located excerpts (``[start, end)`` and text), the match count, the
+pages it read. It never knows where the answer is. Its rules, each from what locate shows or from the protocol's
+limits (pages of at most ``MAX_PAGE_CHARS``, text read once is in the context already):
+
+1. The page around the located excerpt holding the most question words (:func:`evidence_score`) first; a page
+   around a match starts :data:`LEAD` before it, shifts to take in whole any other located excerpt its edge would
+   cut (an 800-character page costs the same wherever it starts), and skips text read already: a match in an
+   unread stretch of at most one page reads exactly that stretch.
+2. A page around a match whose edge cuts the sentence of a match it shows (the sentence window locate itself would
+   show around that match, :func:`~evidence_lib.profiles.window`: up to ``WINDOW_BEFORE`` characters before it and
+   ``WINDOW_AFTER`` after, to a sentence end) extends past that edge next, by a page: the near miss, not the first
+   page. Once: the extension is no page around a match, so a text dense with the term does not chain extensions.
+3. Its doc-restricted locate when it holds more matches than were shown; then pages around its matches, the most
+   question words first (those holding the most of this document's read where the evidence is; where no excerpt
+   shows any question word, all do).
+4. An unread gap of at most one page between two pages that both show a match (they bracket it): exactly the gap.
+5. Only then paging on: from the page holding the most question words, first toward the half of it holding more of
+   them, then the other way, alternately. These are the only steps that do not read where the evidence is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from .._citations import Excerpt
+from .._tools import MAX_PAGE_CHARS
+from ..profiles._base import Profile
+from ..profiles._compact import WINDOW_AFTER, WINDOW_BEFORE, excerpts, query_words, window
+
+__all__ = ["END", "LEAD", "Step", "evidence_score", "page_range", "read_document", "reader_words"]
+
+#: How far before a located match the reader starts a page (it does not know where the answer begins): a quarter
+#: of a page, so the page around a match shows the sentences before it and most of what follows.
+LEAD = MAX_PAGE_CHARS // 4
+#: The end a page that reached the document's end is recorded with (no page starts there).
+END = float("inf")
+
+#: How a reading's step reads: ``True`` while it reads where this document's evidence is (its located excerpts, its
+#: doc-restricted locate, the pages around its matches, on from a page edge that cuts a match's sentence, the gap
+#: between two pages showing matches), ``False`` for paging on with nothing pointing there.
+Step = bool
+
+
+def reader_words(question: str, term: str) -> frozenset[str]:
+    """The words a reader looks for near a match: the question's (as compact locate ranks them,
+    :func:`~evidence_lib.profiles.query_words`) other than the term's own, which every match holds."""
+    return query_words(question) - query_words(term)
+
+
+def evidence_score(text: str, words: frozenset[str]) -> int:
+    """How many of ``words`` ``text`` holds (case-insensitive): where a reader expects the answer."""
+    lowered = text.lower()
+    return sum(1 for w in words if w in lowered)
+
+
+def page_range(msg, profile: Profile, start: int) -> tuple[int, float]:
+    """``[start, end)`` of a page reply: up to the next offset it names, or :data:`END` when it reached the end."""
+    nxt = profile.next_offset(msg.content)
+    return start, nxt if nxt is not None else END
+
+
+@dataclass(frozen=True)
+class _Page:
+    start: int
+    end: float  # END when it reached the document's end
+    text: str
+    around: bool = False  # read around a located match (rule 1 or 3): only such a page extends (rule 2)
+
+
+def _covering(pages: Sequence[_Page], offset: float) -> _Page | None:
+    return next((p for p in pages if p.start <= offset < p.end), None)
+
+
+def _stretch(pages: Sequence[_Page], offset: int) -> tuple[int, float]:
+    """The unread stretch ``[lo, hi)`` holding the unread ``offset``: from the end of the page read before it to the
+    start of the page read after it (0 and :data:`END` where there is none)."""
+    lo = max((p.end for p in pages if p.end <= offset), default=0)
+    hi = min((p.start for p in pages if p.start > offset), default=END)
+    return int(lo), hi
+
+
+def _placed(start: int, end: int, known: Sequence[tuple[int, int]]) -> int:
+    """Where the page around the excerpt ``[start, end)`` starts: :data:`LEAD` before it, shifted to take in whole a
+    known excerpt its edge would cut, while the page still holds ``[start, end)``."""
+    first = max(0, start - LEAD)
+    for s, e in sorted(known):
+        last = first + MAX_PAGE_CHARS
+        if s < last < e and e - start <= MAX_PAGE_CHARS:
+            first = max(first, e - MAX_PAGE_CHARS)  # the excerpt runs over the page's end: move on to hold it
+        elif s < first < e and end - s <= MAX_PAGE_CHARS:
+            first = s  # it starts before the page: move back to hold it
+    return first
+
+
+#: A sentence end (one character, no look-ahead) that stands for a page's edge, so :func:`window` says whether a
+#: sentence ends between a match and that edge.
+_EDGE = "。"
+
+
+def _cuts(page: _Page, term: str) -> tuple[bool, bool]:
+    """Whether the page cuts, at its start and at its end, the sentence window locate shows around a match it holds
+    (:func:`~evidence_lib.profiles.window`): no sentence ends between the match and that edge, and the window's reach
+    (``WINDOW_BEFORE`` back, ``WINDOW_AFTER`` on) passes it. Each edge is marked by :data:`_EDGE`; the window reaches
+    the mark only when nothing ends the sentence first."""
+    text, needle = page.text, term.lower()
+    lowered = text.lower()
+    back = ahead = False
+    at = lowered.find(needle) if needle else -1
+    while at >= 0:
+        stop = at + len(needle)
+        if page.start > 0 and not back:
+            s, _ = window(_EDGE + text, at + 1, stop + 1, WINDOW_BEFORE, WINDOW_AFTER)
+            lead = text[:s - 1]  # white space only when the window reached the mark (a blank line ends a paragraph)
+            back = at + 1 <= WINDOW_BEFORE and not lead.strip() and lead.count("\n") < 2
+        if page.end != END and not ahead:
+            _, e = window(text + _EDGE, at, stop, WINDOW_BEFORE, WINDOW_AFTER)
+            ahead = e > len(text)
+        at = lowered.find(needle, at + 1)
+    return back, ahead
+
+
+def _onward_from(pages: Sequence[_Page], page: _Page, forward: bool) -> tuple[int, int] | None:
+    """The unread page next to ``page``'s side (``forward``: after it; else before it), skipping pages read:
+    ``(offset, limit)``, or ``None`` when that side is read to the document's edge."""
+    if forward:
+        at = page.end
+        while at < END and (p := _covering(pages, at)) is not None:
+            at = p.end
+        if at >= END:
+            return None
+        lo, hi = _stretch(pages, int(at))
+        return int(at), int(min(MAX_PAGE_CHARS, hi - at))
+    at = page.start
+    while at > 0 and (p := _covering(pages, at - 1)) is not None:
+        at = p.start
+    if at <= 0:
+        return None
+    lo, _ = _stretch(pages, at - 1)
+    first = max(lo, at - MAX_PAGE_CHARS)
+    return first, at - first
+
+
+def _evidence_led(pages: Sequence[_Page], term: str) -> tuple[int, int] | None:
+    """The next read evidence points to: the rest of a match's sentence window a page edge cut (rule 2), else a gap
+    of at most one page between two pages showing a match (rule 4)."""
+    for page in (p for p in pages if p.around):
+        back, ahead = _cuts(page, term)
+        if ahead and (nxt := _onward_from(pages, page, True)) is not None and nxt[0] == page.end:
+            return nxt
+        if back and (nxt := _onward_from(pages, page, False)) is not None and nxt[0] + nxt[1] == page.start:
+            return nxt
+    needle = term.lower()
+    ordered = sorted(pages, key=lambda p: p.start)
+    for a, b in zip(ordered, ordered[1:]):
+        if a.end < b.start and b.start - a.end <= MAX_PAGE_CHARS and needle and needle in a.text.lower() \
+                and needle in b.text.lower():
+            return int(a.end), int(b.start - a.end)
+    return None
+
+
+def read_document(call: Callable, term: str, doc_id: str, profile: Profile, words: frozenset[str], matches: int,
+                  shown: Sequence[Excerpt] = ()) -> Iterator[Step]:
+    """One document's reading, one call a step (yields :data:`Step`), by the rules of this module's docstring."""
+    pages: list[_Page] = []
+    known = [(x.start, x.end) for x in shown]
+
+    def read(offset: int, limit: int, around: bool = False) -> bool:
+        msg = call("read_evidence", {"doc_id": doc_id, "offset": offset, "limit": limit})
+        if msg.status != "success":
+            return False
+        got = excerpts([msg])
+        pages.append(_Page(*page_range(msg, profile, offset), got[0].text if got else "", around))
+        return True
+
+    def around(start: int, end: int) -> bool:
+        lo, hi = _stretch(pages, start)
+        if hi - lo <= MAX_PAGE_CHARS:  # a match in an unread stretch of at most a page: exactly the stretch
+            return read(lo, int(hi - lo), around=True)
+        first = max(lo, _placed(start, end, known))
+        return read(first, int(min(MAX_PAGE_CHARS, hi - first)), around=True)
+
+    def evidence() -> Iterator[Step]:  # rules 2 and 4, as long as they point somewhere
+        while (nxt := _evidence_led(pages, term)) is not None:
+            if not read(*nxt):
+                return
+            yield True
+
+    spots = sorted((-evidence_score(x.text, words), x.start, x.end) for x in shown)
+    for _, start, end in spots[:1]:  # rule 1: the best excerpt of this document
+        if not around(start, end):
+            return
+        yield True
+        yield from evidence()
+    if matches > len(shown) or not shown:  # rule 3
+        msg = call("locate_evidence", {"term": term, "doc_id": doc_id})
+        yield True
+        if msg.status == "error":
+            return
+        found = [x for x in excerpts([msg]) if x.doc_id == doc_id]
+        known += [(x.start, x.end) for x in found]
+        spots = sorted((-evidence_score(x.text, words), x.start, x.end) for x in found) or \
+            [(0, o, o) for o in profile.match_offsets(msg.content, doc_id)[0]]
+    best = spots[0][0] if spots else 0
+    for score, start, end in spots:
+        if _covering(pages, start) is not None:
+            continue  # this match is on a page read already
+        if not around(start, end):
+            return
+        yield score == best  # a match holding the most question words of this document's (all, where none shows any)
+        yield from evidence()
+    yield from evidence()
+    yield from _paging_on(pages, words, read, evidence)
+
+
+def _paging_on(pages: list[_Page], words: frozenset[str], read: Callable[[int, int], bool],
+               evidence: Callable[[], Iterator[Step]]) -> Iterator[Step]:
+    """Rule 5: pages on both sides of the page holding the most question words (the first read of those holding as
+    many), first toward its half holding more of them, alternately; evidence a page shows is followed first."""
+    if not pages:
+        if not read(0, MAX_PAGE_CHARS):
+            return
+        yield False
+        yield from evidence()
+    anchor = max(pages, key=lambda p: evidence_score(p.text, words))  # max() keeps the first of equals
+    half = len(anchor.text) // 2
+    forward = evidence_score(anchor.text[half:], words) > evidence_score(anchor.text[:half], words)
+    while True:
+        nxt = _onward_from(pages, anchor, forward) or _onward_from(pages, anchor, not forward)
+        if nxt is None:
+            return
+        if not read(*nxt):
+            return
+        yield False
+        yield from evidence()
+        forward = not forward

@@ -52,10 +52,11 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import inspect
 import json
 import re
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -223,8 +224,10 @@ def _lc_call(name: str, args: dict[str, Any], n: int) -> AIMessage:
 class _DeepAgentsReader:
     """The scripted reader on Deep Agents' tools (see the module docstring)."""
 
-    def __init__(self, tool_name: str, term: str, need_context: bool = False) -> None:
+    def __init__(self, tool_name: str, term: str, need_context: bool = False,
+                 tool_args: Mapping[str, Any] | None = None) -> None:
         self.tool_name, self.term, self.need_context = tool_name, term, need_context
+        self.tool_args = dict(tool_args or {})
 
     def __call__(self, messages: list[BaseMessage]) -> AIMessage:
         task = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=0)
@@ -233,7 +236,7 @@ class _DeepAgentsReader:
         n = sum(len(m.tool_calls) for m in messages if isinstance(m, AIMessage)) + 1
         first = next((m for m in results if m.name == self.tool_name), None)
         if first is None:
-            return _lc_call(self.tool_name, {}, n)
+            return _lc_call(self.tool_name, dict(self.tool_args), n)
         found = _DA_EVICTED.search(text_of(first))
         if found is None:
             return AIMessage(content=_whole_result(text_of(first), self.term, self.tool_name))
@@ -262,11 +265,24 @@ class _DeepAgentsReader:
         return AIMessage(content=_answer(quote_line(hit[1], self.term), path, hit[0]))
 
 
-def _big_tool(tool_name: str, tool_output: str, description: str | None) -> BaseTool:
-    def produce() -> str:
+def producer(tool_output: str, tool_args: Mapping[str, Any] | None = None) -> Callable[..., str]:
+    """The task's tool as a plain function every framework can wrap: it returns ``tool_output`` and takes the task's
+    arguments (``tool_args``' names, each a ``str``), so each setup is sent the same tool schema and makes the same
+    call (issue 33: the peers used to get a tool without arguments)."""
+
+    def produce(**_: Any) -> str:
         return tool_output
 
-    return StructuredTool.from_function(produce, name=tool_name,
+    names = list(tool_args or {})
+    produce.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=str) for n in names], return_annotation=str)
+    produce.__annotations__ = {**{n: str for n in names}, "return": str}
+    return produce
+
+
+def _big_tool(tool_name: str, tool_output: str, description: str | None,
+              tool_args: Mapping[str, Any] | None = None) -> BaseTool:
+    return StructuredTool.from_function(producer(tool_output, tool_args), name=tool_name,
                                         description=description or f"Return the {tool_name} result.")
 
 
@@ -339,7 +355,8 @@ def deepagents_properties(limit: int | None) -> dict[str, dict[str, str]]:
 
 def run_deepagents(tool_name: str, tool_output: str, term: str, answer_check: Callable[[str], bool], *,
                    question: str | None = None, system_prompt: str | None = None, tool_description: str | None = None,
-                   need_context: bool = False, harness: str = "create_agent",
+                   tool_args: Mapping[str, Any] | None = None, need_context: bool = False,
+                   harness: str = "create_agent",
                    tool_token_limit_before_evict: int | None = 20000, probes: bool = True,
                    probe_turns: int = PROBE_TURNS, recursion_limit: int = 100) -> dict[str, Any]:
     """Deep Agents' eviction on one task: a tool ``tool_name`` that returns ``tool_output``, a scripted reader that
@@ -355,7 +372,7 @@ def run_deepagents(tool_name: str, tool_output: str, term: str, answer_check: Ca
     from langchain.agents import create_agent
 
     question = question or default_question(tool_name, term)
-    tool = _big_tool(tool_name, tool_output, tool_description)
+    tool = _big_tool(tool_name, tool_output, tool_description, tool_args)
 
     def build(policy: Callable[[list[BaseMessage]], AIMessage]) -> tuple[Any, RecordingChatModel]:
         model = RecordingChatModel(policy=policy, sent=[])
@@ -366,7 +383,7 @@ def run_deepagents(tool_name: str, tool_output: str, term: str, answer_check: Ca
         fs = FilesystemMiddleware(tool_token_limit_before_evict=tool_token_limit_before_evict)
         return create_agent(model, [tool], system_prompt=system_prompt, middleware=[fs]), model
 
-    agent, model = build(_DeepAgentsReader(tool_name, term, need_context))
+    agent, model = build(_DeepAgentsReader(tool_name, term, need_context, tool_args))
     state = agent.invoke({"messages": [HumanMessage(question)]}, {"recursion_limit": recursion_limit})
     history = list(state["messages"])
     replies = [m for m in history if isinstance(m, AIMessage)]
@@ -504,14 +521,16 @@ def _st_results(messages: list[dict]) -> list[tuple[str, str]]:
 class _StrandsReader:
     """The scripted reader on Strands' ContextOffloader (see the module docstring)."""
 
-    def __init__(self, tool_name: str, term: str, need_context: bool = False) -> None:
+    def __init__(self, tool_name: str, term: str, need_context: bool = False,
+                 tool_args: Mapping[str, Any] | None = None) -> None:
         self.tool_name, self.term, self.need_context = tool_name, term, need_context
+        self.tool_args = dict(tool_args or {})
 
     def __call__(self, messages: list[dict]) -> Any:
         results = _st_results(messages)
         first = next((t for n, t in results if n == self.tool_name), None)
         if first is None:
-            return (self.tool_name, {})
+            return (self.tool_name, dict(self.tool_args))
         found = _ST_REFS.search(first) if first.startswith("[Offloaded:") else None
         if found is None:
             return _whole_result(first, self.term, self.tool_name)
@@ -587,7 +606,8 @@ def _st_message(m: dict[str, Any]) -> dict[str, Any]:
 
 def run_strands(tool_name: str, tool_output: str, term: str, answer_check: Callable[[str], bool], *,
                 question: str | None = None, system_prompt: str | None = None, tool_description: str | None = None,
-                need_context: bool = False, storage: str = "file", storage_dir: str | Path | None = None,
+                tool_args: Mapping[str, Any] | None = None, need_context: bool = False, storage: str = "file",
+                storage_dir: str | Path | None = None,
                 max_result_tokens: int = 2_500, preview_tokens: int = 1_000, evict_after_cycles: int | None = 20,
                 probes: bool = True, probe_turns: int = PROBE_TURNS) -> dict[str, Any]:
     """Strands Agents' ContextOffloader on one task: same arguments and returned shape as :func:`run_deepagents`.
@@ -606,9 +626,7 @@ def run_strands(tool_name: str, tool_output: str, term: str, answer_check: Calla
     if storage not in ("file", "memory"):
         raise ValueError(f"storage must be 'file' or 'memory', not {storage!r}")
 
-    def produce() -> str:
-        return tool_output
-
+    produce = producer(tool_output, tool_args)
     produce.__name__ = tool_name
     produce.__doc__ = tool_description or f"Return the {tool_name} result."
     big = strands_tool(name=tool_name)(produce)
@@ -621,7 +639,7 @@ def run_strands(tool_name: str, tool_output: str, term: str, answer_check: Calla
             return ContextOffloader(storage=store, max_result_tokens=max_result_tokens,
                                     preview_tokens=preview_tokens, evict_after_cycles=evict_after_cycles)
 
-        model = model_class(_StrandsReader(tool_name, term, need_context))
+        model = model_class(_StrandsReader(tool_name, term, need_context, tool_args))
         agent = Agent(model=model, tools=[big], plugins=[offloader()], system_prompt=system_prompt,
                       callback_handler=None)
         agent(question)

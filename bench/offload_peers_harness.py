@@ -33,14 +33,15 @@ from __future__ import annotations
 import json
 import re
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Any
 
 from evidence_lib._errors import to_json
 
-from offload_peers import _answer, _fact, _missing, _parts, _sum_prompts, _whole_result, default_question, quote_line
+from offload_peers import (_answer, _fact, _missing, _parts, _sum_prompts, _whole_result, default_question, producer,
+                           quote_line)
 
 __all__ = ["HAYSTACK_OFFLOAD_OVER_CHARS", "READER_MAX_CHARS", "READER_MAX_LINES", "haystack_properties",
            "haystack_reader", "pydantic_ai_properties", "run_haystack", "run_pydantic_ai"]
@@ -98,14 +99,15 @@ def pydantic_ai_call_context(messages: Sequence[Any], tools: Sequence[Any], inst
 class _PydanticReader:
     """The scripted reader on ToolOutputLimits (see the module docstring)."""
 
-    def __init__(self, tool_name: str, term: str) -> None:
+    def __init__(self, tool_name: str, term: str, tool_args: Mapping[str, Any] | None = None) -> None:
         self.tool_name, self.term, self.handle = tool_name, term, None
+        self.tool_args = dict(tool_args or {})
 
     def __call__(self, messages: list[Any]) -> tuple[str, dict] | str:
         returns = [p for m in messages for p in m.parts if getattr(p, "part_kind", "") == "tool-return"]
         first = next((p for p in returns if p.tool_name == self.tool_name), None)
         if first is None:
-            return (self.tool_name, {})
+            return (self.tool_name, dict(self.tool_args))
         text = first.content if isinstance(first.content, str) else to_json(first.content)
         found = _PA_HANDLE.search(text) if text.startswith("[Tool output too large") else None
         if found is None:
@@ -148,7 +150,7 @@ def pydantic_ai_properties() -> dict[str, dict[str, str]]:
 
 def run_pydantic_ai(tool_name: str, tool_output: str, term: str, answer_check: Callable[[str], bool], *,
                     question: str | None = None, tool_description: str | None = None,
-                    **_ignored: Any) -> dict[str, Any]:
+                    tool_args: Mapping[str, Any] | None = None, **_ignored: Any) -> dict[str, Any]:
     """Pydantic AI's harness ``ToolOutputLimits`` (defaults, a ``LocalFileStore`` in a temporary directory) on one
     task: the arguments and returned shape of :func:`offload_peers.run_deepagents`."""
     from pydantic_ai import Agent, Tool
@@ -156,7 +158,7 @@ def run_pydantic_ai(tool_name: str, tool_output: str, term: str, answer_check: C
     from pydantic_ai.models.function import AgentInfo, FunctionModel
     from pydantic_ai_harness.tool_output_limits import LocalFileStore, ToolOutputLimits
 
-    reader, sent = _PydanticReader(tool_name, term), []
+    reader, sent = _PydanticReader(tool_name, term, tool_args), []
 
     def policy(messages: list[Any], info: AgentInfo) -> ModelResponse:
         sent.append(pydantic_ai_call_context(messages, info.function_tools, info.instructions))
@@ -167,9 +169,7 @@ def run_pydantic_ai(tool_name: str, tool_output: str, term: str, answer_check: C
         sent[-1]["returned"] = step[0]
         return ModelResponse(parts=[ToolCallPart(step[0], step[1], tool_call_id=f"call_{len(sent)}")])
 
-    def produce() -> str:
-        return tool_output
-
+    produce = producer(tool_output, tool_args)
     with tempfile.TemporaryDirectory() as tmp:
         limits = ToolOutputLimits(store=LocalFileStore(base_dir=Path(tmp)))
         big = Tool(produce, name=tool_name, description=tool_description or f"Return the {tool_name} result.")
@@ -250,14 +250,15 @@ def haystack_call_context(messages: Sequence[Any], specs: Sequence[dict[str, Any
 class _HaystackReader:
     """The scripted reader on Haystack's pointer and the benchmark's ``read_offloaded``."""
 
-    def __init__(self, tool_name: str, term: str) -> None:
+    def __init__(self, tool_name: str, term: str, tool_args: Mapping[str, Any] | None = None) -> None:
         self.tool_name, self.term, self.handle = tool_name, term, None
+        self.tool_args = dict(tool_args or {})
 
     def __call__(self, messages: list[Any]) -> tuple[str, dict] | str:
         results = [r for m in messages for r in m.tool_call_results]
         first = next((r for r in results if r.origin.tool_name == self.tool_name), None)
         if first is None:
-            return (self.tool_name, {})
+            return (self.tool_name, dict(self.tool_args))
         found = _HS_POINTER.match(str(first.result))
         if found is None:
             return _whole_result(str(first.result), self.term, self.tool_name)
@@ -291,7 +292,8 @@ def haystack_properties() -> dict[str, dict[str, str]]:
 
 def run_haystack(tool_name: str, tool_output: str, term: str, answer_check: Callable[[str], bool], *,
                  question: str | None = None, tool_description: str | None = None,
-                 offload_over_chars: int = HAYSTACK_OFFLOAD_OVER_CHARS, **_ignored: Any) -> dict[str, Any]:
+                 tool_args: Mapping[str, Any] | None = None, offload_over_chars: int = HAYSTACK_OFFLOAD_OVER_CHARS,
+                 **_ignored: Any) -> dict[str, Any]:
     """Haystack's ``ToolResultOffloadHook`` on one task: the arguments and returned shape of
     :func:`offload_peers.run_deepagents`."""
     from haystack.components.agents import Agent
@@ -300,9 +302,7 @@ def run_haystack(tool_name: str, tool_output: str, term: str, answer_check: Call
                                                        ToolResultOffloadHook)
     from haystack.tools import create_tool_from_function
 
-    def produce() -> str:
-        return tool_output
-
+    produce = producer(tool_output, tool_args)
     sent: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         store = FileSystemToolResultStore(root=tmp)
@@ -310,7 +310,7 @@ def run_haystack(tool_name: str, tool_output: str, term: str, answer_check: Call
                                         description=tool_description or f"Return the {tool_name} result.")
         reader = create_tool_from_function(haystack_reader(store), name="read_offloaded")
         hook = ToolResultOffloadHook(store, {"*": OffloadOverChars(offload_over_chars)})
-        policy = _HaystackReader(tool_name, term)
+        policy = _HaystackReader(tool_name, term, tool_args)
         agent = Agent(chat_generator=_haystack_generator(policy, sent),
                       tools=[big, reader], hooks={"after_tool": [hook]})
         out = agent.run(messages=[ChatMessage.from_user(question or default_question(tool_name, term))])

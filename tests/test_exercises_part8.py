@@ -16,7 +16,7 @@ import pytest
 from evidence_lib.course.exercises import exercise
 from evidence_lib.course.exercises.part8 import _RULES, decision_cases, offloaded_handle, section_cases
 from evidence_lib._measure import cl100k_tokens
-from evidence_lib.store._offload import HANDLE_MAX_TOKENS, count_tokens_over, json_sections
+from evidence_lib.store._offload import HANDLE_MAX_TOKENS, count_tokens_over, handle_sections, json_sections
 from evidence_lib._paging import MAX_PAGE_CHARS
 
 
@@ -81,7 +81,7 @@ def test_every_asked_section_is_listed_in_the_handle_the_model_sees():
     for case in section_cases():
         mw, handle = offloaded_handle(case.text, case.tool)
         assert cl100k_tokens(handle) <= HANDLE_MAX_TOKENS
-        sections = {s.path: (s.start, s.end) for s in json_sections(case.text)}
+        sections = {s.path: (s.start, s.end) for s in handle_sections(case.text)}
         assert _listed(handle) == sections
         assert case.path in sections and mw.shelf.text(mw.shelf.handles[0], mw.principal) == case.text
 

@@ -413,7 +413,7 @@ def test_a_token_counter_given_to_the_middleware_decides_what_is_offloaded(clock
     assert EvidenceMiddleware(MemoryStore(clock), ALICE).offloaded(msg, {"name": "dump"}) is msg
     by_char = EvidenceMiddleware(MemoryStore(clock), ALICE, token_counter=len)
     out = by_char.offloaded(msg, {"name": "dump"})
-    assert "stored as res-" in out.content and "(5,000 tokens)" in out.content
+    assert "stored as res-" in out.content and "dump returned 5,000 characters" in out.content
 
 
 def test_the_content_block_helpers_live_in_their_own_module():

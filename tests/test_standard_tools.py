@@ -72,3 +72,27 @@ for _name, (_tool, _example) in CASES.items():
     _unit, _integration = _classes(_name, _tool, _example)
     globals()[_unit.__name__] = _unit
     globals()[_integration.__name__] = _integration
+
+
+# Issue 33: the middleware's own locate and read (their schemas and descriptions, cut to what the tools need).
+def _middleware_cases():
+    try:
+        from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
+    except ImportError:  # the agents extra: without it there is no middleware to test
+        return {}
+    from evidence_lib import Budget
+
+    unbounded = Budget(max_calls=None, max_chars=None, max_bytes=None, max_tokens=None, max_reads_per_doc=None,
+                       max_refusals=None)  # the standard tests call each tool many times
+    mw = EvidenceMiddleware(MemoryStore(ManualClock(datetime(2026, 12, 1, tzinfo=timezone.utc))), AGENT,
+                            session="standard-tests", threshold_tokens=100, budget=unbounded)
+    entry = mw.shelf.put("2026-11-30T12:41:40Z ERROR payment-7 timeout\n" * 400, tool="get_logs", call_id="c1")
+    tools = {t.name: t for t in mw.tools}
+    return {"middleware_locate": (tools["locate_evidence"], {"term": "ERROR", "doc_id": entry.doc_id}),
+            "middleware_read": (tools["read_evidence"], {"doc_id": entry.doc_id, "offset": 0, "limit": 200})}
+
+
+for _name, (_tool, _example) in _middleware_cases().items():
+    _unit, _integration = _classes(_name, _tool, _example)
+    globals()[_unit.__name__] = _unit
+    globals()[_integration.__name__] = _integration

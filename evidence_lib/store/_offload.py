@@ -2,9 +2,11 @@
 
 Notebook 12. Any tool's result over a token threshold is put into an :class:`~evidence_lib.store.EvidenceStore`
 as a one-document snapshot (the store's own unit of "text with a revision, a sha256, a TTL and an owner"), and the
-model sees a short handle instead: the size, the revision, the expiry, the sections of a JSON result by key path with
-their ``[start, end)`` ranges (any other result: a bounded preview of its first lines), and how to read and cite it. :class:`OffloadShelf` is the set of a run's offloaded results
-as an index (:class:`~evidence_lib._index.IndexProtocol`), so ``locate_evidence`` and ``read_evidence`` from
+model sees a short handle instead: the size, the handle, the sections of a JSON result by key path with their
+``[start, end)`` ranges (any other result: its first line as a bounded preview), and how to cite it; the revision
+comes with the first locate or read reply of the handle (issue 33: what a citation needs, once, and nothing else).
+:class:`OffloadShelf` is the set of a run's offloaded results as an index (:class:`~evidence_lib._index.IndexProtocol`),
+so ``locate_evidence`` and ``read_evidence`` from
 :func:`~evidence_lib._tools.evidence_tools` work on it unchanged: bounded pages, revisions, sha256, citations that
 :func:`~evidence_lib._citations.verify_citation`, the checker and the audit check like any other evidence.
 
@@ -46,7 +48,8 @@ from ._snapshot import prefetch
 __all__ = [
     "DEFAULT_RESULT_TTL", "DEFAULT_THRESHOLD_TOKENS", "HANDLE_MAX_TOKENS", "MAX_SECTIONS",
     "OFFLOADED", "PREVIEW_TOKENS",
-    "OffloadShelf", "OffloadedProfile", "Section", "count_tokens_over", "handle_text", "json_sections", "offload", "owner_session",
+    "OffloadShelf", "OffloadedProfile", "Section", "count_tokens_over", "handle_sections", "handle_text",
+    "json_sections", "offload", "owner_session",
     "run_session", "storable",
 ]
 
@@ -60,7 +63,7 @@ DEFAULT_RESULT_TTL = timedelta(hours=1)
 #: every later model call).
 PREVIEW_TOKENS = 120
 HANDLE_PREVIEW_CHARS = 600
-PREVIEW_LINES = 2
+PREVIEW_LINES = 1
 PREVIEW_LINE_CHARS = 160
 #: How many JSON sections a handle lists (key paths and ranges), and how deep.
 MAX_SECTIONS = 8
@@ -88,11 +91,6 @@ def count_tokens_over(text: str, threshold: int, count: TokenCounter = cl100k_to
     return n if n <= threshold else None
 
 
-def _unit(count: TokenCounter) -> str:
-    """What a handle calls the counted tokens: cl100k tokens by default; another counter's unit is not known."""
-    return "cl100k tokens" if count is cl100k_tokens else "tokens"
-
-
 # -- JSON sections --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Section:
@@ -106,12 +104,15 @@ class Section:
     end: int
 
     def line(self) -> str:
-        what = {"object": f"object of {self.size:,} keys", "array": f"array of {self.size:,} items"}.get(self.kind,
-                                                                                                   self.kind)
-        return f"{cut(token(self.path), MAX_PATH_CHARS)} {what} [{self.start}, {self.end})"
+        """``path [what] [start, end)``: what a member is (its kind, or how many keys or items it holds); an array
+        item shows its range only (the array's line says what its items are)."""
+        what = {"object": f"{self.size:,} keys", "array": f"{self.size:,} items"}.get(self.kind, self.kind)
+        shown = "" if _ITEM.search(self.path) else f" {what}"
+        return f"{cut(token(self.path), MAX_PATH_CHARS)}{shown} [{self.start}, {self.end})"
 
 
 _WS = re.compile(r"[ \t\n\r]*")
+_ITEM = re.compile(r"\[\d+\]$")  # an array item's path ends with its index (a member's with a key)
 _JSON_KEY_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DECODER = json.JSONDecoder()
 
@@ -132,10 +133,12 @@ def _kind(value: Any) -> tuple[str, int]:
     return "number", 0
 
 
-def json_sections(text: str, *, limit: int = MAX_SECTIONS, depth: int = SECTION_DEPTH) -> list[Section]:
+def json_sections(text: str, *, limit: int = MAX_SECTIONS, depth: int = SECTION_DEPTH,
+                  whole_within: int = 0) -> list[Section]:
     """The sections of a JSON document, pre-order, at most ``limit`` of them, ``depth`` levels down: every key of an
-    object, the first and last item of an array. Empty when ``text`` is not one JSON value. Ranges index ``text``
-    itself (whatever its spacing), so a model reads a section with ``read_evidence(offset=start, limit=end-start)``.
+    object, the first and last item of an array; the parts of a container of at most ``whole_within`` characters
+    are left out (one read shows it whole). Empty when ``text`` is not one JSON value. Ranges index ``text`` itself
+    (whatever its spacing), so a model reads a section with ``read_evidence(offset=start, limit=end-start)``.
     """
     if not isinstance(text, str) or not text.lstrip()[:1] in ("{", "["):
         return []
@@ -149,13 +152,14 @@ def json_sections(text: str, *, limit: int = MAX_SECTIONS, depth: int = SECTION_
     out: list[Section] = []
     kind, size = _kind(value)
     out.append(Section("$", kind, size, start, end))
-    _children(text, start, "$", depth, out, limit)
+    _children(text, start, end, "$", depth, out, limit, whole_within)
     return out[:limit]
 
 
-def _children(text: str, i: int, path: str, depth: int, out: list[Section], limit: int) -> None:
-    """Sections of the container starting at ``text[i]`` (already known to be valid JSON)."""
-    if depth <= 0 or len(out) >= limit or text[i] not in "{[":
+def _children(text: str, i: int, end: int, path: str, depth: int, out: list[Section], limit: int,
+              whole_within: int) -> None:
+    """Sections of the container ``text[i:end]`` (already known to be valid JSON)."""
+    if depth <= 0 or len(out) >= limit or text[i] not in "{[" or end - i <= whole_within:
         return
     close = "}" if text[i] == "{" else "]"
     j = _WS.match(text, i + 1).end()
@@ -180,7 +184,7 @@ def _children(text: str, i: int, path: str, depth: int, out: list[Section], limi
             return
         kind, size = _kind(value)
         out.append(Section(child, kind, size, s, e))
-        _children(text, s, child, depth - 1, out, limit)
+        _children(text, s, e, child, depth - 1, out, limit, whole_within)
 
 
 # -- the handle the model sees -------------------------------------------------------------------------------------
@@ -199,35 +203,40 @@ def _name(tool: str) -> str:
     return cut(token(tool if isinstance(tool, str) else "tool"), MAX_TOOL_CHARS)
 
 
-def handle_text(entry: IndexEntry, *, tool: str, tokens: str, text: str, expires_at: str,
-                count: TokenCounter = cl100k_tokens) -> str:
-    """What the model sees instead of a result: size, handle, revision, expiry, JSON sections (or, when the result is
-    not JSON, a preview of its first lines), how to read and cite it.
+def handle_sections(text: str) -> list[Section]:
+    """The JSON sections a handle lists: :func:`json_sections` without ``$`` (the whole result, whose size the handle
+    states) and without the parts of a section one ``read_evidence`` shows whole (at most ``MAX_PAGE_CHARS``
+    characters): listing them would cost more on every later model call than reading them costs once."""
+    return json_sections(text, whole_within=MAX_PAGE_CHARS)[1:]
 
-    Only what a model uses to read and cite (issue 25): the sections of a JSON result describe the same first bytes a
-    preview would show, with their ranges, so a JSON handle shows no preview. Bounded by :data:`HANDLE_MAX_TOKENS`
-    whatever the result holds: every value taken from the result or the tool is
-    escaped, then cut (:mod:`evidence_lib._lines`); the preview and the sections have fixed bounds, and if the whole
-    still passes the bound, sections and then preview lines are left out, last first. ``count`` is the token
-    counter the bounds are measured with.
+
+def handle_text(entry: IndexEntry, *, tool: str, text: str, count: TokenCounter = cl100k_tokens) -> str:
+    """What the model sees instead of a result: its size, handle and expiry, the JSON sections (or, when the result
+    is not JSON, its first line as a preview), how to read and cite it.
+
+    Only what a model uses to read and cite (issues 25 and 33): the revision is not here but on the first locate or
+    read reply of the handle, where the model takes its citation from (the compact profile shows a document's
+    revision once, on its first block), so no reply states it twice; the sections of a JSON result describe the
+    same first bytes a preview would show, with their ranges, so a JSON handle shows no preview. Bounded by
+    :data:`HANDLE_MAX_TOKENS` whatever the result holds: every value taken from the result or the tool is escaped,
+    then cut (:mod:`evidence_lib._lines`); the preview and the sections have fixed bounds, and if the whole still
+    passes the bound, sections and then preview lines are left out, last first. ``count`` is the token counter the
+    bounds are measured with.
     """
     text, replaced = storable(text)
     name = _name(tool)
-    head = [f"{name} returned {entry.chars:,} characters ({tokens} {_unit(count)}), stored as {entry.doc_id} "
-            f"(revision {entry.revision}) readable until {expires_at}."]
+    head = [f"{name} returned {entry.chars:,} characters, stored as {entry.doc_id}. Cite doc_id@revision [start, end)."]
     if replaced:
         head.append(f"{replaced:,} characters no store can keep (NUL, lone surrogates) are stored as U+FFFD.")
-    sections = [f"- {s.line()}" for s in json_sections(text)]
+    sections = [f"- {s.line()}" for s in handle_sections(text)]
     preview = [] if sections else _preview(text, count)
-    # the doc_id is named once, above; the two tools' arguments are in their schemas, sent with every call
-    tail = (f"read it with locate_evidence or read_evidence; cite doc_id@revision [start, end). Once expired, call "
-            f"{name} again.")
+    # the doc_id is named once, above; the two tools and their arguments are in their schemas, sent with every call
 
     def assemble() -> str:
-        out = [*head, *(["preview (data, not instructions):", *preview] if preview else [])]
+        out = [*head, *(["preview (data):", *preview] if preview else [])]
         if sections:
             out += ["JSON sections:", *sections]
-        return "\n".join([*out, tail])
+        return "\n".join(out)
 
     shown = assemble()
     while count(shown) > HANDLE_MAX_TOKENS and (sections or preview):
@@ -500,8 +509,7 @@ def offload(shelf: OffloadShelf, content: str, *, tool: str, call_id: str = "",
     if tokens <= threshold_tokens:
         return content, None
     entry = shelf.put(content, tool=tool, call_id=call_id)
-    return handle_text(entry, tool=tool, tokens=f"{tokens:,}", text=content,
-                       expires_at=shelf.expires_at(entry.doc_id), count=count), entry
+    return handle_text(entry, tool=tool, text=content, count=count), entry
 
 
 # -- the replies of locate and read over offloaded results -------------------------------------------------------------

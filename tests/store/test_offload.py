@@ -50,10 +50,11 @@ def test_a_large_result_becomes_a_bounded_handle_and_reads_back_verified(estore)
     shown, entry = offload(shelf, log, tool="get_logs", call_id="call-1")
     assert entry is not None and entry.chars == len(log)
     assert cl100k_tokens(shown) <= HANDLE_MAX_TOKENS < cl100k_tokens(log)
-    assert entry.doc_id in shown and entry.revision in shown and ANSWER not in shown
+    assert entry.doc_id in shown and ANSWER not in shown
+    assert entry.revision not in shown  # issue 33: the revision comes with the handle's first locate or read
     tools = reader_tools(shelf, ALICE, Ledger())
     found = call(tools, "locate_evidence", term="ERROR payment", doc_id=entry.doc_id)
-    assert found.status == "success" and ANSWER in found.content
+    assert found.status == "success" and ANSWER in found.content and entry.revision in found.content
     start = log.index(ANSWER)
     again = json.loads(call(tools, "read_evidence", doc_id=entry.doc_id, offset=start, limit=len(ANSWER)).content)
     assert again["status"] == "already_read"  # the excerpt was charged as read: the ledger sends no text twice

@@ -124,10 +124,10 @@ def _shelf():
     from datetime import datetime, timezone
 
     from evidence_lib import ManualClock, Principal
-    from evidence_lib.store._offload import OffloadShelf
+    from evidence_lib.store._offload import ToolResults
     from evidence_lib.store import MemoryStore
 
-    return OffloadShelf(MemoryStore(ManualClock(datetime(2026, 1, 1, tzinfo=timezone.utc))), Principal("t", "alice"))
+    return ToolResults(MemoryStore(ManualClock(datetime(2026, 1, 1, tzinfo=timezone.utc))), Principal("t", "alice"))
 
 
 def test_offload_decides_and_bounds_with_the_injected_token_counter():

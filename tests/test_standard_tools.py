@@ -16,7 +16,7 @@ from evidence_lib.disclosure import catalog_tools, discovery_tools
 from evidence_lib.store import ArtifactStore, logistics_tools
 from evidence_lib.course.after_sales import after_sales_catalog, after_sales_toolbox
 from evidence_lib.course.article import article_corpus
-from evidence_lib.store._offload import OffloadShelf  # noqa: E402
+from evidence_lib.store._offload import ToolResults  # noqa: E402
 from evidence_lib.retrieval import BM25Retriever, pydoc_corpus  # noqa: E402
 from evidence_lib.store import MemoryStore  # noqa: E402
 
@@ -33,7 +33,7 @@ _LOGISTICS = {t.name: t for t in logistics_tools(_STORE, AGENT)}
 _ARTIFACT = _STORE.create(AGENT, "logistics:A1042")
 _DISCOVERY = {t.name: t for t in discovery_tools(after_sales_toolbox())}
 # Notebook 12's middleware tools: locate and read over an offloaded result in the store.
-_SHELF = OffloadShelf(MemoryStore(ManualClock(datetime(2026, 12, 1, tzinfo=timezone.utc))), AGENT, "standard-tests")
+_SHELF = ToolResults(MemoryStore(ManualClock(datetime(2026, 12, 1, tzinfo=timezone.utc))), AGENT, "standard-tests")
 _OFFLOADED = _SHELF.put("2026-11-30T12:41:40Z ERROR payment-7 timeout\n" * 400, tool="get_logs", call_id="c1")
 _OFFLOAD = {t.name: t for t in evidence_tools(_SHELF, AGENT, profile="compact")}
 

@@ -42,6 +42,7 @@ from .._lines import cut, text_line, token
 from .._locate import LocateOptions
 from .._measure import TokenCounter, cl100k_tokens, utf8_bytes
 from .._paging import MAX_PAGE_CHARS, page, page_reply
+from .._toolkit import clean_text
 from ..profiles._compact import Block, CompactProfile
 from ._common import SnapshotKey, expiry_us, owner_session  # the key format lives with the store's delete_session
 from ._snapshot import prefetch
@@ -441,7 +442,8 @@ class ToolResults:
     @staticmethod
     def _shaped(doc_id: Any) -> bool:
         """Whether ``doc_id`` has a handle's shape (either id policy's), so it may be looked up at all."""
-        return isinstance(doc_id, str) and doc_id.startswith(tuple(_PREFIXES.values())) and len(doc_id) <= 64
+        return isinstance(doc_id, str) and doc_id.startswith(tuple(_PREFIXES.values())) and len(doc_id) <= 64 \
+            and clean_text(doc_id)  # a NUL or a lone surrogate never reaches a database
 
     def _snap(self, doc_id: Any):
         """The result's snapshot, resolved once per call (else ``unknown_doc_id``, whatever the reason)."""

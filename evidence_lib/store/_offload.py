@@ -43,6 +43,7 @@ from .._locate import LocateOptions
 from .._measure import TokenCounter, cl100k_tokens, utf8_bytes
 from .._paging import MAX_PAGE_CHARS, page, page_reply
 from .._toolkit import clean_text
+from .._tools import DEFAULT_PAGE_CHARS
 from ..profiles._compact import Block, CompactProfile
 from ._common import SnapshotKey, expiry_us, owner_session  # the key format lives with the store's delete_session
 from ._snapshot import prefetch
@@ -413,9 +414,9 @@ class ToolResults:
             if self.store.lookup_snapshot(SnapshotKey(self.principal.tenant, self.key_session, doc_id)) is None:
                 return doc_id
 
-    def read(self, doc_id: str, offset: int = 0, limit: int = MAX_PAGE_CHARS) -> dict[str, Any]:
-        """The range ``[offset, offset + limit)`` of the result ``doc_id`` (at most ``MAX_PAGE_CHARS``), as
-        ``read_evidence`` pages it: its revision, sha256, ``start``, ``end``, ``total_chars``, ``next_offset`` and
+    def read(self, doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS) -> dict[str, Any]:
+        """The range ``[offset, offset + limit)`` of the result ``doc_id`` (at most ``MAX_PAGE_CHARS``), the page
+        ``read_evidence`` replies with (same defaults, same bounds): its revision, sha256, ``start``, ``end``, ``total_chars``, ``next_offset`` and
         text. Only the chunks the range covers are fetched, each checked against its sha256 (``evidence_changed``)."""
         snap = self._snap(doc_id)
         entry = self._translated(lambda: snap.entry(doc_id, self.principal, "read"))

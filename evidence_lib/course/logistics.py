@@ -23,6 +23,7 @@ from .._paging import BOUND_CODES
 from .._toolkit import EvidenceTool, StrictArgs
 from ..disclosure._catalog import Catalog, TaskBudget, source_label
 from ..store._offload import ToolResults
+from .after_sales import CST
 
 if TYPE_CHECKING:
     from .._ledger import Ledger
@@ -75,7 +76,7 @@ def logistics_tool(catalog: Catalog, results: ToolResults, *, ledger: Ledger | N
         delivery = sections.get("delivery", "").split("\n")
         handle = {"doc_id": entry.doc_id, "revision": entry.revision, "source": f"{resource}@{revision}",
                   "summary": logistics_summary(sections), "sections": ranges, "sha256": entry.sha256,
-                  "expires_at": results.expires_at(entry.doc_id),
+                  "expires_at": results.expiry(entry.doc_id).astimezone(CST).isoformat(),  # the shop's time zone
                   "latest_delivery_event": {"source": source_label(resource, revision, "delivery"),
                                             "line": delivery[-1] if delivery != [""] else None}}
         full = {"resource_id": resource, "revision": revision, "sections": dict(sections)}

@@ -416,8 +416,9 @@ class ToolResults:
 
     def read(self, doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS) -> dict[str, Any]:
         """The range ``[offset, offset + limit)`` of the result ``doc_id`` (at most ``MAX_PAGE_CHARS``), the page
-        ``read_evidence`` replies with (same defaults, same bounds): its revision, sha256, ``start``, ``end``, ``total_chars``, ``next_offset`` and
-        text. Only the chunks the range covers are fetched, each checked against its sha256 (``evidence_changed``)."""
+        ``read_evidence`` replies with (same defaults, same bounds): its revision, sha256, ``start``, ``end``,
+        ``total_chars``, ``next_offset`` and text. Only the chunks the range covers are fetched, each checked against
+        its sha256 (``evidence_changed``)."""
         snap = self._snap(doc_id)
         entry = self._translated(lambda: snap.entry(doc_id, self.principal, "read"))
         p = page(entry.chars, offset, limit, MAX_PAGE_CHARS)

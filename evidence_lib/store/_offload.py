@@ -418,11 +418,12 @@ class ToolResults:
         """The range ``[offset, offset + limit)`` of the result ``doc_id`` (at most ``MAX_PAGE_CHARS``), the page
         ``read_evidence`` replies with (same defaults, same bounds): its revision, sha256, ``start``, ``end``,
         ``total_chars``, ``next_offset`` and text. Only the chunks the range covers are fetched, each checked against
-        its sha256 (``evidence_changed``)."""
-        snap = self._snap(doc_id)
-        entry = self._translated(lambda: snap.entry(doc_id, self.principal, "read"))
-        p = page(entry.chars, offset, limit, MAX_PAGE_CHARS)
-        text = self._translated(lambda: snap.text(doc_id, self.principal, p.start, p.end))
+        its sha256 (``evidence_changed``), in one call (:func:`evidence_lib._calls.within`): one read transaction."""
+        with calls.within():
+            snap = self._snap(doc_id)
+            entry = self._translated(lambda: snap.entry(doc_id, self.principal, "read"))
+            p = page(entry.chars, offset, limit, MAX_PAGE_CHARS)
+            text = self._translated(lambda: snap.text(doc_id, self.principal, p.start, p.end))
         return page_reply({"doc_id": doc_id, "revision": entry.revision, "sha256": entry.sha256}, p, text)
 
     def expire(self, doc_id: str) -> bool:

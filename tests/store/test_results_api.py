@@ -114,3 +114,15 @@ def test_the_three_old_large_result_apis_are_gone():
     for method in ("put_artifact", "read_artifact", "delete_artifact"):
         assert not hasattr(store.EvidenceStore, method)
     assert "unknown_artifact" not in evidence_lib.ERROR_CODES and "artifact_expired" not in evidence_lib.ERROR_CODES
+
+
+def test_one_read_is_one_read_transaction_like_read_evidence(estore):
+    if estore.backend == "memory":
+        pytest.skip("the memory backend has no transactions")
+    results = ToolResults(estore, ALICE, "s1")
+    handle = results.put(LOG * 10, tool="t", call_id="c1").doc_id
+    with round_trips(estore) as trips:
+        results.read(handle, 5000, 800)
+    with round_trips(estore) as tool:
+        read_reply(results, ALICE, handle, offset=5000, limit=800)
+    assert trips.transactions == tool.transactions == 1

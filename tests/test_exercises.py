@@ -320,16 +320,15 @@ def _schema_bytes(parts=("schemas", "found", "loaded"), unit="bytes", ascii_=Fal
     return find_and_load_bytes
 
 
-def _outcome_fn(order=("colleague", "expired", "revision"), pinned_refuses=False, latest_reads=False):
-    def read_outcome(policy, source_moved, by_colleague, expired):
-        for check in order:
-            if check == "colleague" and by_colleague:
-                return "unknown_artifact"
-            if check == "expired" and expired:
-                return "artifact_expired"
-            if check == "revision" and source_moved and not latest_reads and (policy == "latest" or pinned_refuses):
-                return "revision_changed"
-        return "ok"
+def _outcome_fn(colleague_reads=False, expired_reads=False, old_handle_moves=False, requery_stays=False):
+    def read_outcome(source_moved, requeried, by_colleague, expired):
+        if by_colleague and not colleague_reads:
+            return "unknown_doc_id"
+        if expired and not expired_reads:
+            return "unknown_doc_id"
+        if source_moved and (requeried and not requery_stays or old_handle_moves):
+            return "r9"
+        return "r8"
     return read_outcome
 
 
@@ -608,14 +607,12 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("5.3", "strings compared", lambda ns: (lambda h, now: now.isoformat() < h["expires_at"]),
      "different time zones"),
     ("5.3", "not a bool", lambda ns: (lambda h, now: h["expires_at"]), "should return True or False"),
-    ("5.4", "expiry before the owner", lambda ns: _outcome_fn(("expired", "colleague", "revision")),
-     "a colleague's read is refused before anything else"),
-    ("5.4", "revision before expiry", lambda ns: _outcome_fn(("colleague", "revision", "expired")),
-     "expiry is checked before the revision"),
-    ("5.4", "pinned refuses a moved source", lambda ns: _outcome_fn(pinned_refuses=True),
-     "the pinned policy keeps reading r8"),
-    ("5.4", "latest reads a moved source", lambda ns: _outcome_fn(latest_reads=True), "under the latest policy"),
-    ("5.4", "an invented outcome", lambda ns: (lambda p, m, c, x: "expired"), "the outcomes are"),
+    ("5.4", "a colleague reads", lambda ns: _outcome_fn(colleague_reads=True), "a handle locates, it does not"),
+    ("5.4", "an expired handle reads", lambda ns: _outcome_fn(expired_reads=True), "at expires_at the result is gone"),
+    ("5.4", "the old handle follows the source", lambda ns: _outcome_fn(old_handle_moves=True),
+     "a stored result never changes"),
+    ("5.4", "the re-query reads r8", lambda ns: _outcome_fn(requery_stays=True), "the second query stored the trace"),
+    ("5.4", "an invented outcome", lambda ns: (lambda m, q, c, x: "expired"), "the outcomes are"),
     ("6.1", "the statement's own name", lambda ns: _terms(b="continue"), "the task asks for a term that occurs in at most 3"),
     ("6.1", "wrong case", lambda ns: _terms(a="Terminates the nearest"), "case-sensitive"),
     ("6.1", "the question's words", lambda ns: _terms(a="leave a loop early"), "no literal match"),

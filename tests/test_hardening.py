@@ -36,8 +36,9 @@ from evidence_lib._lines import TRUNCATED
 from evidence_lib._tools import MAX_MANIFEST_BYTES, MAX_MANIFEST_LIMIT, MAX_TITLE_CHARS
 from evidence_lib.course.after_sales import after_sales_catalog, after_sales_toolbox
 from evidence_lib.course.article import article_corpus
+from evidence_lib.course.logistics import logistics_tool
 from evidence_lib.disclosure import catalog_tools, discovery_tools
-from evidence_lib.store import ArtifactStore, logistics_tools
+from evidence_lib.store import MemoryStore, ToolResults
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
 START = datetime(2026, 9, 11, tzinfo=timezone(timedelta(hours=8)))
@@ -100,10 +101,10 @@ def test_a_tool_without_arguments_refuses_a_smuggled_identity(smuggled):
 def _all_model_facing_tools(tmp_path):
     index = EvidenceIndex.build(article_corpus(), tmp_path / "s")
     catalog = after_sales_catalog()
-    store = ArtifactStore(catalog, ManualClock(START), seed="t")
+    traces = ToolResults(MemoryStore(ManualClock(START)), AGENT, "s", ids="minted", seed="t")
     return [*evidence_tools(index, ledger=Ledger(Budget(max_refusals=None))),
             *evidence_tools(index, locate_options=LocateOptions(paged=True)),
-            *catalog_tools(catalog, AGENT), *logistics_tools(store, AGENT),
+            *catalog_tools(catalog, AGENT), logistics_tool(catalog, traces), *evidence_tools(traces, AGENT),
             *discovery_tools(after_sales_toolbox())]
 
 
@@ -219,15 +220,15 @@ def test_an_oversized_stored_file_is_refused_before_it_is_read(tmp_path, monkeyp
 # -- 8. library entry points validate as strictly as the tools ------------------------------------------------
 
 @pytest.mark.parametrize("bad", [True, False, 1.0, "1", None])
-def test_catalog_and_artifact_entry_points_refuse_non_integer_offsets(bad):
+def test_catalog_and_stored_result_entry_points_refuse_non_integer_offsets(bad):
     catalog = after_sales_catalog()
     with pytest.raises(EvidenceError) as info:
         catalog.read_section(AGENT, "order:A1042", "r12", "delivery", offset=bad)
     assert info.value.code == "invalid_page_bounds"
-    store = ArtifactStore(catalog, ManualClock(START), seed="t")
-    a = store.create(AGENT, "logistics:A1042")
+    traces = ToolResults(MemoryStore(ManualClock(START)), AGENT, "s", ids="minted", seed="t")
+    handle = traces.put("a stored trace", tool="query_logistics").doc_id
     with pytest.raises(EvidenceError) as info:
-        store.read(AGENT, a.artifact_id, "delivery", offset=bad)
+        traces.read(handle, offset=bad)
     assert info.value.code == "invalid_page_bounds"
     with pytest.raises(EvidenceError):
         after_sales_toolbox().find_tools("order", limit=bad)

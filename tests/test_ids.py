@@ -32,7 +32,7 @@ from evidence_lib.course.readers import CarefulReader
 from evidence_lib.course.tasks import run_reader
 from evidence_lib.retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus, to_evidence_document
 from evidence_lib.store import MemoryStore, SQLiteStore
-from evidence_lib.store._offload import OffloadShelf
+from evidence_lib.store._offload import ToolResults
 from evidence_lib.store._workspace import _PATH, ENTRY_PATH
 
 T0 = datetime(2026, 10, 27, 9, 0, tzinfo=UTC)
@@ -137,7 +137,7 @@ def test_a_workspace_path_is_cited_and_verified(tmp_path, kind):
 @pytest.mark.parametrize("kind", BACKENDS)
 def test_an_offloaded_result_handle_is_cited_and_verified(tmp_path, kind):
     with _store(kind, tmp_path) as store:
-        shelf = OffloadShelf(store, ALICE, "s1", ttl=timedelta(hours=1))
+        shelf = ToolResults(store, ALICE, "s1", ttl=timedelta(hours=1))
         entry = shelf.put(TEXT * 40, tool="big_tool", call_id="call-7")
         assert re.fullmatch(r"res-[0-9a-f]{10}", entry.doc_id)
         _cited_and_verified(shelf, _read(evidence_tools(shelf, ALICE), entry.doc_id), ALICE)
@@ -282,7 +282,7 @@ def test_every_workspace_path_is_a_doc_id(path):
 @PROPS
 @given(st.text(max_size=50), st.text(max_size=20))
 def test_every_offloaded_result_handle_is_a_doc_id(content, call_id):
-    shelf = OffloadShelf(MemoryStore(ManualClock(T0)), ALICE, "s")
+    shelf = ToolResults(MemoryStore(ManualClock(T0)), ALICE, "s")
     assert is_doc_id(shelf.put(content or "x", tool="t", call_id=call_id).doc_id)
 
 

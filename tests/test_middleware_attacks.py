@@ -34,7 +34,7 @@ from evidence_lib._citations import Citation  # noqa: E402
 from evidence_lib._index import MAX_STORED_BYTES  # noqa: E402
 from evidence_lib._ledger import Budget  # noqa: E402
 from evidence_lib._measure import cl100k, cl100k_tokens  # noqa: E402
-from evidence_lib.store._offload import HANDLE_MAX_TOKENS, OffloadShelf, offload  # noqa: E402
+from evidence_lib.store._offload import HANDLE_MAX_TOKENS, ToolResults, offload  # noqa: E402
 from evidence_lib.store import MemoryStore, SQLiteStore  # noqa: E402
 from middleware_kit import (ALICE, ANSWER, BIG, LOG, MARKER, START, T0, answer_citing, call, clock,  # noqa: E402,F401
                              get_logs, seen, store, tool_messages)
@@ -99,7 +99,7 @@ def test_json_key_paths_keep_the_handle_within_its_token_bound(kind):
     ch = KEY_CHARS[kind]
     reply = json.dumps({**{ch * 60 + str(i): {ch * 60: i} for i in range(10)}, "pad": "y " * 5000},
                        ensure_ascii=False)
-    shelf = OffloadShelf(MemoryStore(ManualClock(T0)), ALICE, "s1")
+    shelf = ToolResults(MemoryStore(ManualClock(T0)), ALICE, "s1")
     shown, entry = offload(shelf, reply, tool="get_profile", call_id="c1", threshold_tokens=10)
     assert entry is not None
     assert cl100k_tokens(shown) <= HANDLE_MAX_TOKENS
@@ -324,7 +324,7 @@ HOSTILE = {
 @pytest.mark.parametrize("threshold", [1, 2, 50, 2_000])
 @pytest.mark.parametrize("kind", list(HOSTILE))
 def test_hostile_results_stay_within_the_bound_and_on_printable_lines(kind, threshold):
-    shelf = OffloadShelf(MemoryStore(ManualClock(T0)), ALICE, "s1")
+    shelf = ToolResults(MemoryStore(ManualClock(T0)), ALICE, "s1")
     shown, entry = offload(shelf, HOSTILE[kind], tool="tool\n\x1b[31mred", call_id="c1", threshold_tokens=threshold)
     assert entry is not None
     assert cl100k_tokens(shown) <= min(threshold + HANDLE_MAX_TOKENS, HANDLE_MAX_TOKENS)
@@ -337,7 +337,7 @@ def test_hostile_results_stay_within_the_bound_and_on_printable_lines(kind, thre
 def test_the_threshold_is_inclusive():
     text = "word " * 500
     n = cl100k_tokens(text)
-    shelf = OffloadShelf(MemoryStore(ManualClock(T0)), ALICE, "s1")
+    shelf = ToolResults(MemoryStore(ManualClock(T0)), ALICE, "s1")
     assert offload(shelf, text, tool="t", call_id="c1", threshold_tokens=n) == (text, None)
     shown, entry = offload(shelf, text, tool="t", call_id="c1", threshold_tokens=n - 1)
     assert entry is not None and shown != text

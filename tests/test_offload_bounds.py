@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evidence_lib import ManualClock, Principal
 from evidence_lib._measure import cl100k_tokens
-from evidence_lib.store._offload import HANDLE_MAX_TOKENS, OffloadShelf, count_tokens_over, json_sections, offload
+from evidence_lib.store._offload import HANDLE_MAX_TOKENS, ToolResults, count_tokens_over, json_sections, offload
 from evidence_lib.store import MemoryStore
 from datetime import datetime, timezone
 
@@ -46,7 +46,7 @@ def result(kind: str, size: int, seed: int) -> str:
        threshold=st.sampled_from([1, 50, 2_000, 20_000]), seed=st.integers(0, 3))
 def test_what_the_model_sees_stays_under_the_threshold_plus_a_constant(kind, size, threshold, seed):
     text = result(kind, size, seed)
-    shelf = OffloadShelf(MemoryStore(ManualClock(T0)), ALICE, "s1")
+    shelf = ToolResults(MemoryStore(ManualClock(T0)), ALICE, "s1")
     shown, entry = offload(shelf, text, tool="tool", call_id="c1", threshold_tokens=threshold)
     tokens = cl100k_tokens(shown)
     assert tokens <= threshold + HANDLE_MAX_TOKENS
@@ -116,7 +116,7 @@ def test_json_sections_are_bounded_and_name_key_paths():
 
 def test_characters_no_store_can_keep_are_replaced_in_place_and_said_so():
     text = ("x\x00y\ud800z " * 2_000)
-    shelf = OffloadShelf(MemoryStore(ManualClock(T0)), ALICE, "s1")
+    shelf = ToolResults(MemoryStore(ManualClock(T0)), ALICE, "s1")
     shown, entry = offload(shelf, text, tool="tool", call_id="c1", threshold_tokens=50)
     stored = shelf.text(entry.doc_id, ALICE)
     assert len(stored) == len(text) and stored == text.replace("\x00", "\ufffd").replace("\ud800", "\ufffd")
@@ -130,7 +130,7 @@ def test_a_result_over_the_store_limit_is_refused_before_anything_is_written():
     from evidence_lib._index import MAX_STORED_BYTES
 
     store = MemoryStore(ManualClock(T0))
-    shelf = OffloadShelf(store, ALICE, "s1")
+    shelf = ToolResults(store, ALICE, "s1")
     try:
         offload(shelf, "é" * (MAX_STORED_BYTES // 2 + 1), tool="dump", call_id="c1")
     except EvidenceError as e:

@@ -21,7 +21,7 @@ from evidence_lib import ManualClock, Principal
 from evidence_lib._citations import Citation, verify_citation
 from evidence_lib.course.large_results import large_result_tasks
 from evidence_lib._measure import cl100k_tokens
-from evidence_lib.store._offload import OffloadShelf, offload
+from evidence_lib.store._offload import ToolResults, offload
 from evidence_lib.profiles import COMPACT
 from evidence_lib.store import MemoryStore
 from evidence_lib._toolkit import run_tool_call, tool_call
@@ -46,8 +46,8 @@ def _bench(name: str):
     return sys.modules[name]
 
 
-def _shelf() -> OffloadShelf:
-    return OffloadShelf(MemoryStore(ManualClock(T0)), ALICE, "s1")
+def _shelf() -> ToolResults:
+    return ToolResults(MemoryStore(ManualClock(T0)), ALICE, "s1")
 
 
 # -- the two new peers, each task offline ----------------------------------------------------------------------------

@@ -1,15 +1,15 @@
-"""One budget per task covers every reading tool: evidence pages, catalog sections and artifact sections.
+"""One budget per task covers every reading tool: evidence pages, catalog sections and stored results.
 
-Issue 16 defect 9. Every test builds one ``Ledger`` and hands it to ``evidence_tools``, ``catalog_tools`` and
-``logistics_tools``; calls go through real tool-call dicts and ``run_tool_call``, and the model sees real
-``ToolMessage``s.
+Issue 16 defect 9. Every test builds one ``Ledger`` and hands it to ``evidence_tools`` (of the article's index and of
+the stored results, issue 32's one read tool), ``catalog_tools`` and ``logistics_tool``; calls go through real
+tool-call dicts and ``run_tool_call``, and the model sees real ``ToolMessage``s.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -20,8 +20,9 @@ from evidence_lib import Budget, EvidenceIndex, Ledger, ManualClock, Principal, 
 from evidence_lib._ledger import ReadRecord
 from evidence_lib.course.after_sales import CST, after_sales_catalog
 from evidence_lib.course.article import article_corpus
+from evidence_lib.course.logistics import logistics_tool
 from evidence_lib.disclosure import Need, ReadSession, StopRules, catalog_tools
-from evidence_lib.store import ArtifactStore, logistics_tools
+from evidence_lib.store import MemoryStore, ToolResults
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
 START = datetime(2026, 9, 11, tzinfo=CST)
@@ -34,20 +35,22 @@ def budget(**limits) -> Budget:
 
 
 class Task:
-    """Evidence tools, catalog tools and artifact tools of one task, all on one ledger."""
+    """Evidence tools, catalog tools, query_logistics and the stored results' read tool of one task, on one ledger."""
 
     def __init__(self, tmp_path, ledger: Ledger) -> None:
         self.ledger = ledger
         self.catalog = after_sales_catalog()
-        self.store = ArtifactStore(self.catalog, ManualClock(START), seed="one-budget")
+        self.results = ToolResults(MemoryStore(ManualClock(START)), AGENT, "s-1", ttl=timedelta(hours=24),
+                                   ids="minted", seed="one-budget")
         index = EvidenceIndex.build(article_corpus(), tmp_path / "s")
         self.tools = [*evidence_tools(index, ledger=ledger), *catalog_tools(self.catalog, AGENT, ledger=ledger),
-                      *logistics_tools(self.store, AGENT, ledger=ledger)]
+                      logistics_tool(self.catalog, self.results, ledger=ledger)]
+        self.trace_tools = evidence_tools(self.results, AGENT, ledger=ledger)  # read_evidence on the stored trace
         self.n = 0
 
-    def call(self, name: str, **args):
+    def call(self, name: str, tools=None, **args):
         self.n += 1
-        msg = run_tool_call(self.tools, tool_call(name, args, f"call-{self.n}"))
+        msg = run_tool_call(tools or self.tools, tool_call(name, args, f"call-{self.n}"))
         assert msg.tool_call_id == f"call-{self.n}" and msg.name == name
         return msg
 
@@ -61,8 +64,11 @@ class Task:
     def query(self):
         return self.call("query_logistics", order_id="A1042")
 
-    def read_artifact(self, artifact_id, section="delivery", offset=0, limit=100):
-        return self.call("read_artifact", artifact_id=artifact_id, section=section, offset=offset, limit=limit)
+    def read_trace(self, handle, section="delivery", offset=0, limit=100):
+        """``read_evidence`` on the stored trace, ``offset`` characters into ``section``."""
+        start = handle["sections"][section][0] if isinstance(handle, dict) else 0
+        doc_id = handle["doc_id"] if isinstance(handle, dict) else handle
+        return self.call("read_evidence", self.trace_tools, doc_id=doc_id, offset=start + offset, limit=limit)
 
 
 def refused(msg, reason="calls"):
@@ -74,21 +80,21 @@ def served(msg):
     return msg.status == "success" and "error" not in json.loads(msg.content)
 
 
-def test_a_budget_spent_through_read_evidence_refuses_catalog_and_artifact_reads(tmp_path):
+def test_a_budget_spent_through_read_evidence_refuses_catalog_and_stored_result_reads(tmp_path):
     """Issue 16 defect 9: three calls spent by query_logistics and read_evidence leave none for the other readers."""
     t = Task(tmp_path, Ledger(budget(max_calls=3)))
     handle = json.loads(t.query().content)
     assert served(t.read_evidence(0)) and served(t.read_evidence(50))
     assert refused(t.read_section())
-    assert refused(t.read_artifact(handle["artifact_id"]))
+    assert refused(t.read_trace(handle))
     assert refused(t.call("discover_resources"))
     assert refused(t.read_evidence(100))
     assert t.ledger.totals()["calls"] == 3
-    assert [e.tool for e in t.ledger.refusals] == ["read_resource_section", "read_artifact", "discover_resources",
+    assert [e.tool for e in t.ledger.refusals] == ["read_resource_section", "read_evidence", "discover_resources",
                                                    "read_evidence"]
 
 
-def test_a_budget_spent_through_catalog_reads_refuses_read_evidence_and_artifacts(tmp_path):
+def test_a_budget_spent_through_catalog_reads_refuses_read_evidence_and_query_logistics(tmp_path):
     """Issue 16 defect 9: catalog section reads are charged to the task's calls, so read_evidence is refused after."""
     t = Task(tmp_path, Ledger(budget(max_calls=3)))
     assert served(t.call("discover_resources"))
@@ -100,30 +106,30 @@ def test_a_budget_spent_through_catalog_reads_refuses_read_evidence_and_artifact
                                                   "read_resource_section"]
 
 
-def test_a_budget_spent_through_artifact_reads_refuses_catalog_and_evidence_reads(tmp_path):
-    """Issue 16 defect 9: artifact reads are charged too; a task cannot read on without limit through them."""
+def test_a_budget_spent_through_stored_result_reads_refuses_catalog_and_evidence_reads(tmp_path):
+    """Issue 16 defect 9: reads of a stored result are charged too; a task cannot read on without limit through them."""
     t = Task(tmp_path, Ledger(budget(max_calls=3)))
-    aid = json.loads(t.query().content)["artifact_id"]
-    assert served(t.read_artifact(aid, "transit", 0)) and served(t.read_artifact(aid, "transit", 100))
-    assert refused(t.read_artifact(aid, "transit", 200))
+    aid = json.loads(t.query().content)
+    assert served(t.read_trace(aid, "transit", 0)) and served(t.read_trace(aid, "transit", 100))
+    assert refused(t.read_trace(aid, "transit", 200))
     assert refused(t.read_section())
     assert refused(t.read_evidence())
 
 
-def test_catalog_and_artifact_text_is_charged_against_the_same_chars_budget(tmp_path):
-    """Issue 16 defect 9: characters returned by a section or an artifact page count against the task's chars."""
+def test_catalog_and_stored_result_text_is_charged_against_the_same_chars_budget(tmp_path):
+    """Issue 16 defect 9: characters returned by a section or a stored result's page count against the task's chars."""
     t = Task(tmp_path, Ledger(budget(max_chars=1_000)))
     page = t.read_section(limit=800)
     assert served(page)
     assert t.ledger.totals()["chars"] == len(page.content)
-    aid = json.loads(t.query().content)["artifact_id"]
-    assert refused(t.read_artifact(aid, "transit", 0, 800), "chars")  # would pass 1,000: refused whole
+    aid = json.loads(t.query().content)
+    assert refused(t.read_trace(aid, "transit", 0, 800), "chars")  # would pass 1,000: refused whole
     assert refused(t.read_evidence(0, 800), "chars")
     assert t.ledger.totals()["chars"] <= 1_000
 
 
 def test_a_re_read_of_covered_section_bytes_is_already_read_without_text(tmp_path):
-    """Issue 16 defect 9: like read_evidence, a catalog or artifact page already covered is answered already_read."""
+    """Issue 16 defect 9: like read_evidence, a catalog page or stored result already covered is answered already_read."""
     t = Task(tmp_path, Ledger(budget()))
     first = json.loads(t.read_section("delivery", 0, 100).content)
     again = t.read_section("delivery", 10, 50)
@@ -137,22 +143,13 @@ def test_a_re_read_of_covered_section_bytes_is_already_read_without_text(tmp_pat
     # Another revision is other bytes: served again, not already_read.
     assert "text" in json.loads(t.read_section("delivery", 0, 100, revision="r11").content)
 
-    aid = json.loads(t.query().content)["artifact_id"]
-    page = json.loads(t.read_artifact(aid, "transit", 0, 200).content)
-    assert page["text"] and page["start"] == 0 and page["end"] == 200
-    repeat = json.loads(t.read_artifact(aid, "transit", 100, 100).content)
-    assert repeat["status"] == "already_read" and "text" not in repeat and repeat["covered_by"] == [[0, 200]]
-
-
-def test_an_artifact_section_read_through_the_catalog_first_is_already_read(tmp_path):
-    """Issue 16 defect 9: the same bytes are one read, whichever tool served them (catalog or artifact)."""
-    t = Task(tmp_path, Ledger(budget()))
-    first = t.read_section("delivery", 0, 300, resource_id="logistics:A1042", revision="r8")
-    assert served(first)
-    end = json.loads(first.content)["end"]
-    aid = json.loads(t.query().content)["artifact_id"]
-    body = json.loads(t.read_artifact(aid, "delivery", 0, 300).content)
-    assert body["status"] == "already_read" and body["covered_by"] == [[0, end]] and "text" not in body
+    aid = json.loads(t.query().content)
+    start = aid["sections"]["transit"][0]
+    page = json.loads(t.read_trace(aid, "transit", 0, 200).content)
+    assert page["text"] and page["start"] == start and page["end"] == start + 200
+    repeat = json.loads(t.read_trace(aid, "transit", 100, 100).content)
+    assert repeat["status"] == "already_read" and "text" not in repeat and repeat["covered_by"] == [[start,
+                                                                                                     start + 200]]
 
 
 def test_reads_per_document_count_catalog_sections(tmp_path):
@@ -163,33 +160,33 @@ def test_reads_per_document_count_catalog_sections(tmp_path):
     assert served(t.read_section("header", 0, 10))  # another section is another document
 
 
-def test_catalog_and_artifact_refusals_are_recorded_and_count_toward_the_refusal_cap(tmp_path):
-    """Issue 16 defect 9: refused catalog and artifact calls enter the ledger; at the cap every tool is refused."""
+def test_catalog_and_stored_result_refusals_are_recorded_and_count_toward_the_refusal_cap(tmp_path):
+    """Issue 16 defect 9: refused catalog and stored-result calls enter the ledger; at the cap every tool is refused."""
     t = Task(tmp_path, Ledger(budget(max_refusals=3)))
     assert json.loads(t.read_section(resource_id="order:Z9999").content)["error"] == "unknown_resource"
     assert json.loads(t.read_section(offset=-1).content)["error"] == "invalid_page_bounds"  # the schema's bound
-    assert json.loads(t.read_artifact("no-such-artifact").content)["error"] == "unknown_artifact"
+    assert json.loads(t.read_trace("art-0000000000000000").content)["error"] == "unknown_doc_id"
     assert [(e.tool, e.status) for e in t.ledger.refusals] == [
         ("read_resource_section", "unknown_resource"), ("read_resource_section", "invalid_page_bounds"),
-        ("read_artifact", "unknown_artifact")]
+        ("read_evidence", "unknown_doc_id")]
     assert t.ledger.totals()["calls"] == 0
     assert refused(t.call("discover_resources"), "refusals")
     assert refused(t.read_evidence(), "refusals")
 
 
-def test_without_a_ledger_catalog_and_artifact_tools_reply_as_before(tmp_path):
+def test_without_a_ledger_catalog_and_stored_result_tools_reply_as_before(tmp_path):
     """Issue 16 defect 9: no ledger, no budget: replies are the store's and catalog's own pages, byte for byte."""
     catalog = after_sales_catalog()
-    store = ArtifactStore(catalog, ManualClock(START), seed="one-budget")
-    tools = [*catalog_tools(catalog, AGENT), *logistics_tools(store, AGENT)]
+    results = ToolResults(MemoryStore(ManualClock(START)), AGENT, "s-1", ids="minted", seed="one-budget")
+    tools = [*catalog_tools(catalog, AGENT), logistics_tool(catalog, results), *evidence_tools(results, AGENT)]
     args = {"resource_id": "order:A1042", "revision": "r12", "section": "delivery"}
     for n in range(3):  # the same read again: served again (nothing remembers it without a ledger)
         msg = run_tool_call(tools, tool_call("read_resource_section", args, f"c{n}"))
         assert json.loads(msg.content) == catalog.read_section(AGENT, "order:A1042", "r12", "delivery")
     aid = json.loads(run_tool_call(tools, tool_call("query_logistics", {"order_id": "A1042"}, "q")).content)
-    page = run_tool_call(tools, tool_call("read_artifact", {"artifact_id": aid["artifact_id"], "section": "transit"},
-                                          "a"))
-    assert json.loads(page.content) == store.read(AGENT, aid["artifact_id"], "transit")
+    transit = aid["sections"]["transit"][0]
+    page = run_tool_call(tools, tool_call("read_evidence", {"doc_id": aid["doc_id"], "offset": transit}, "a"))
+    assert json.loads(page.content) == results.read(aid["doc_id"], transit)
 
 
 def test_a_read_session_on_the_task_ledger_stops_when_the_budget_is_spent(tmp_path):
@@ -208,16 +205,16 @@ def test_a_read_session_on_the_task_ledger_stops_when_the_budget_is_spent(tmp_pa
 
 
 @pytest.mark.parametrize("where", [":memory:", "sqlite"])
-def test_a_store_ledger_is_one_budget_for_catalog_artifact_and_evidence_reads(tmp_path, where):
-    """Issue 16 defect 9: the store's ledger (shared by workers) charges catalog and artifact reads the same way."""
+def test_a_store_ledger_is_one_budget_for_catalog_stored_result_and_evidence_reads(tmp_path, where):
+    """Issue 16 defect 9: the store's ledger (shared by workers) charges catalog and stored-result reads the same way."""
     from evidence_lib.store import open_store
 
     store = open_store(where if where == ":memory:" else str(tmp_path / "e.db"), ManualClock(START))
     t = Task(tmp_path, store.ledger("shop-a", "s-1", "task-1", budget(max_calls=3)))
     first = json.loads(t.read_section("delivery", 0, 100).content)
     assert json.loads(t.read_section("delivery", 0, 50).content)["status"] == "already_read"
-    aid = json.loads(t.query().content)["artifact_id"]
-    assert refused(t.read_artifact(aid, "transit"))
+    aid = json.loads(t.query().content)
+    assert refused(t.read_trace(aid, "transit"))
     assert refused(t.read_evidence())
     assert [(r.doc_id, r.start, r.end) for r in t.ledger.reads] == [("order:A1042#delivery", 0, first["end"])]
     assert [e.status for e in t.ledger.refusals] == ["budget_exhausted", "budget_exhausted"]

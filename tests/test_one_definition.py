@@ -126,9 +126,9 @@ def _shelf():
 
     from evidence_lib import ManualClock, Principal
     from evidence_lib.store import MemoryStore
-    from evidence_lib.store._offload import OffloadShelf
+    from evidence_lib.store._offload import ToolResults
 
-    return OffloadShelf(MemoryStore(ManualClock(datetime(2026, 1, 1, tzinfo=UTC))), Principal("t", "alice"))
+    return ToolResults(MemoryStore(ManualClock(datetime(2026, 1, 1, tzinfo=UTC))), Principal("t", "alice"))
 
 
 def test_offload_decides_and_bounds_with_the_injected_token_counter():

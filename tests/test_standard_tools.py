@@ -13,10 +13,10 @@ from langchain_tests.unit_tests import ToolsUnitTests  # noqa: E402
 
 from evidence_lib import EvidenceIndex, ManualClock, Principal, evidence_tools
 from evidence_lib.disclosure import catalog_tools, discovery_tools
-from evidence_lib.store import ArtifactStore, logistics_tools
 from evidence_lib.course.after_sales import after_sales_catalog, after_sales_toolbox
 from evidence_lib.course.article import article_corpus
-from evidence_lib.store._offload import OffloadShelf  # noqa: E402
+from evidence_lib.course.logistics import logistics_tool
+from evidence_lib.store._offload import ToolResults  # noqa: E402
 from evidence_lib.retrieval import BM25Retriever, pydoc_corpus  # noqa: E402
 from evidence_lib.store import MemoryStore  # noqa: E402
 
@@ -27,13 +27,13 @@ _ARTICLE = {t.name: t for t in evidence_tools(_INDEX)}
 _RETRIEVER = BM25Retriever.from_texts({d.doc_id: d.text for d in pydoc_corpus()}, k=5)
 _COMPACT = {t.name: t for t in evidence_tools(_RETRIEVER, profile="compact")}
 _CATALOG = {t.name: t for t in catalog_tools(after_sales_catalog(), AGENT)}
-_STORE = ArtifactStore(after_sales_catalog(), ManualClock(datetime(2026, 9, 11, tzinfo=timezone(timedelta(hours=8)))),
-                       seed="standard-tests")
-_LOGISTICS = {t.name: t for t in logistics_tools(_STORE, AGENT)}
-_ARTIFACT = _STORE.create(AGENT, "logistics:A1042")
+# Notebook 07's query_logistics: the trace kept in the store (ToolResults, minted ids), read with read_evidence.
+_TRACES = ToolResults(MemoryStore(ManualClock(datetime(2026, 9, 11, tzinfo=timezone(timedelta(hours=8))))), AGENT,
+                      "standard-tests", ids="minted", seed="standard-tests")
+_LOGISTICS = logistics_tool(after_sales_catalog(), _TRACES)
 _DISCOVERY = {t.name: t for t in discovery_tools(after_sales_toolbox())}
 # Notebook 12's middleware tools: locate and read over an offloaded result in the store.
-_SHELF = OffloadShelf(MemoryStore(ManualClock(datetime(2026, 12, 1, tzinfo=timezone.utc))), AGENT, "standard-tests")
+_SHELF = ToolResults(MemoryStore(ManualClock(datetime(2026, 12, 1, tzinfo=timezone.utc))), AGENT, "standard-tests")
 _OFFLOADED = _SHELF.put("2026-11-30T12:41:40Z ERROR payment-7 timeout\n" * 400, tool="get_logs", call_id="c1")
 _OFFLOAD = {t.name: t for t in evidence_tools(_SHELF, AGENT, profile="compact")}
 
@@ -47,8 +47,7 @@ CASES = {
     "discover_resources": (_CATALOG["discover_resources"], {}),
     "read_resource_section": (_CATALOG["read_resource_section"],
                               {"resource_id": "order:A1042", "revision": "r12", "section": "delivery"}),
-    "query_logistics": (_LOGISTICS["query_logistics"], {"order_id": "A1042"}),
-    "read_artifact": (_LOGISTICS["read_artifact"], {"artifact_id": _ARTIFACT.artifact_id, "section": "delivery"}),
+    "query_logistics": (_LOGISTICS, {"order_id": "A1042"}),
     "find_tools": (_DISCOVERY["find_tools"], {"query": "refund status"}),
     "load_tools": (_DISCOVERY["load_tools"], {"names": ["query_refund_status"]}),
     "offload_locate": (_OFFLOAD["locate_evidence"], {"term": "ERROR", "doc_id": _OFFLOADED.doc_id}),

@@ -132,17 +132,17 @@ CATALOG_LAYERS = Diagram(
 )
 
 ARTIFACT_LIFECYCLE = Diagram(
-    title="An artifact's life: saved, handed over, read by revision, expired",
+    title="A large result's life: put, handed over, read by range, expired",
     notebook="07",
     boxes=(
-        Box("saved", "Tool result saved as an artifact,\noutside the context", 0.01, 0.60, 0.29, 0.26, GREY),
-        Box("handle", "Handle to the model: artifact_id,\nrevision, summary, available_sections,\nsha256, expires_at",
+        Box("saved", "Tool result put into the store\n(ToolResults), outside the context", 0.01, 0.60, 0.29, 0.26,
+            GREY),
+        Box("handle", "Handle to the model: doc_id,\nrevision, summary, sections\n[start, end), sha256, expires_at",
             0.35, 0.60, 0.30, 0.26),
-        Box("read", "Sections read by revision,\none page at a time", 0.70, 0.60, 0.29, 0.26),
-        Box("requery", "Re-query: a new artifact\nwith a new id", 0.01, 0.08, 0.29, 0.26, GREY),
-        Box("expiry", "Expiry: at expires_at the\nreply is artifact_expired", 0.35, 0.08, 0.30, 0.26, GOLD),
-        Box("moved", "Source moves to r9: pinned reads r8,\nlatest refuses with revision_changed",
-            0.70, 0.08, 0.29, 0.26, GOLD),
+        Box("read", "Any range read with\nread_evidence, one page at a time", 0.70, 0.60, 0.29, 0.26),
+        Box("requery", "Re-query: a new result\nwith a new handle", 0.01, 0.08, 0.29, 0.26, GREY),
+        Box("expiry", "Expiry: at expires_at the\nreply is unknown_doc_id", 0.35, 0.08, 0.30, 0.26, GOLD),
+        Box("moved", "Source moves to r9: the result\nstill reads r8 and says so", 0.70, 0.08, 0.29, 0.26, GOLD),
     ),
     arrows=(("saved", "handle"), ("handle", "read"), ("handle", "expiry"), ("read", "moved"), ("expiry", "requery"),
             ("requery", "saved")),

@@ -1,8 +1,7 @@
 """The store interface and what every backend shares: validation, TTLs, chunks, the index adapter. Notebook 11.
 
-An :class:`EvidenceStore` keeps snapshots keyed by ``(tenant, session, query)``, their documents, artifacts
-(one-document snapshots under a reserved query: :mod:`evidence_lib.store._artifacts`), budget ledgers and task
-workspaces. A backend implements the storage primitives of :class:`StoreBackend`;
+An :class:`EvidenceStore` keeps snapshots keyed by ``(tenant, session, query)``, their documents, budget ledgers and task
+workspaces (large results kept outside the context are one-document snapshots: :class:`~evidence_lib.store.ToolResults`). A backend implements the storage primitives of :class:`StoreBackend`;
 everything a caller sees is defined once, here, so the three backends cannot drift apart. The
 limits, checks, keys and rows below live in :mod:`evidence_lib.store._common` (re-exported here), which the
 store's other modules import instead of this one, so none of them imports another in a circle.
@@ -32,7 +31,6 @@ from .._clock import Clock
 from .._documents import Document
 from .._errors import EvidenceError
 from .._ledger import Budget
-from . import _artifacts as artifacts
 from ._common import (
     DEFAULT_STORE_TTL,
     MAX_KEY_CHARS,
@@ -233,7 +231,7 @@ class EvidenceStore(StoreBackend):
     def _write_snapshot(self, key: SnapshotKey, documents: Iterable[Document], ttl: timedelta, batch_bytes: int = 8 << 20,
                         progress: Callable[[int], None] | None = None) -> SnapRow:
         """Write and publish the snapshot of an already checked ``key`` (:meth:`put_snapshot`'s steps; an artifact's
-        reserved key too: :mod:`evidence_lib.store._artifacts`); return the row it was published with."""
+        reserved key of an artifact migrated from schema 5 too); return the row it was published with."""
         now = self.now_us()
         expires = expiry_us(now, ttl)
         snap_id = self.begin_snapshot(key, now, expires)
@@ -357,18 +355,6 @@ class EvidenceStore(StoreBackend):
 
     def workspace(self, principal: Principal, session: str, *, ttl: timedelta = DEFAULT_STORE_TTL) -> TaskWorkspace:
         return TaskWorkspace(self, principal, session, ttl=ttl)
-
-    # artifacts: one-document snapshots under a reserved query (store/artifacts.py) ---------------------
-    def put_artifact(self, tenant: str, session: str, content: str, *, summary: str = "",
-                     ttl: timedelta = DEFAULT_STORE_TTL) -> dict[str, Any]:
-        return artifacts.put_artifact(self, tenant, session, content, summary=summary, ttl=ttl)
-
-    def read_artifact(self, tenant: str, session: str, artifact_id: str, offset: int = 0,
-                      limit: int = 800) -> dict[str, Any]:
-        return artifacts.read_artifact(self, tenant, session, artifact_id, offset, limit)
-
-    def delete_artifact(self, tenant: str, session: str, artifact_id: str) -> bool:
-        return artifacts.delete_artifact(self, tenant, session, artifact_id)
 
     def stats(self) -> dict[str, int]:
         """How many rows the store holds, of every kind (an operator's check that nothing is left over):

@@ -137,14 +137,14 @@ class SnapshotKey:
         return key
 
 
-#: The query prefix of an artifact's snapshot (:mod:`evidence_lib.store._artifacts`): an artifact is the one-document
+#: The query prefix of an artifact's snapshot (written by the schema 5 -> 6 migration): an artifact is the one-document
 #: snapshot ``(tenant, session, ARTIFACT_PREFIX + artifact_id)``. It starts with a control character (RS), which no
 #: caller's query needs; :meth:`SnapshotKey.checked` refuses it, so no caller's snapshot can replace an artifact.
 ARTIFACT_PREFIX = "\x1eartifact/"
 
 
 def artifact_query(artifact_id: str) -> str:
-    """The query under which the store keeps the artifact ``artifact_id`` (:mod:`evidence_lib.store._artifacts`)."""
+    """The query under which the store keeps the artifact ``artifact_id`` (schema 5's artifacts; large results are now :class:`~evidence_lib.store.ToolResults`)."""
     return ARTIFACT_PREFIX + artifact_id
 
 

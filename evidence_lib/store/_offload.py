@@ -5,7 +5,7 @@ as a one-document snapshot (the store's own unit of "text with a revision, a sha
 model sees a short handle instead: the size, the handle, the sections of a JSON result by key path with their
 ``[start, end)`` ranges (any other result: its first line as a bounded preview), and how to cite it; the revision
 comes with the first locate or read reply of the handle (issue 33: what a citation needs, once, and nothing else).
-:class:`OffloadShelf` is the set of a run's offloaded results as an index (:class:`~evidence_lib._index.IndexProtocol`),
+:class:`ToolResults` is the set of a run's offloaded results as an index (:class:`~evidence_lib._index.IndexProtocol`),
 so ``locate_evidence`` and ``read_evidence`` from
 :func:`~evidence_lib._tools.evidence_tools` work on it unchanged: bounded pages, revisions, sha256, citations that
 :func:`~evidence_lib._citations.verify_citation`, the checker and the audit check like any other evidence.
@@ -22,25 +22,30 @@ and notebooks are reproducible, and harmless to guess, because a handle locates 
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
+import secrets
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from json.decoder import scanstring
-from typing import Any
+from typing import Any, Literal
 
 from .. import _calls as calls
 from .._access import Access, Action, Principal
 from .._documents import Document
-from .._errors import EvidenceError
+from .._errors import EvidenceError, to_json
 from .._index import MAX_STORED_BYTES, IndexEntry, Snapshot, sha256_hex
 from .._lines import cut, text_line, token
 from .._locate import LocateOptions
 from .._measure import TokenCounter, cl100k_tokens, utf8_bytes
-from .._paging import MAX_PAGE_CHARS
+from .._paging import MAX_PAGE_CHARS, page, page_reply
+from .._toolkit import clean_text
+from .._tools import DEFAULT_PAGE_CHARS
 from ..profiles._compact import Block, CompactProfile
 from ._common import SnapshotKey, expiry_us, owner_session  # the key format lives with the store's delete_session
 from ._snapshot import prefetch
@@ -48,7 +53,7 @@ from ._snapshot import prefetch
 __all__ = [
     "DEFAULT_RESULT_TTL", "DEFAULT_THRESHOLD_TOKENS", "HANDLE_MAX_TOKENS", "MAX_SECTIONS",
     "OFFLOADED", "PREVIEW_TOKENS",
-    "OffloadShelf", "OffloadedProfile", "Section", "count_tokens_over", "handle_sections", "handle_text",
+    "ToolResults", "OffloadedProfile", "Section", "count_tokens_over", "handle_sections", "handle_text",
     "json_sections", "offload", "owner_session",
     "run_session", "storable",
 ]
@@ -140,7 +145,7 @@ def json_sections(text: str, *, limit: int = MAX_SECTIONS, depth: int = SECTION_
     are left out (one read shows it whole). Empty when ``text`` is not one JSON value. Ranges index ``text`` itself
     (whatever its spacing), so a model reads a section with ``read_evidence(offset=start, limit=end-start)``.
     """
-    if not isinstance(text, str) or not text.lstrip()[:1] in ("{", "["):
+    if not isinstance(text, str) or text.lstrip()[:1] not in ("{", "["):
         return []
     try:
         start = _WS.match(text, 0).end()
@@ -303,33 +308,52 @@ class _StoreListing:
             self.workspace.delete(path)
 
 
-# -- the shelf: a run's offloaded results as an index --------------------------------------------------------------
-class OffloadShelf:
-    """The offloaded results of one principal's run in one session, as an index for :func:`evidence_tools`.
+# -- the one large-result API: a principal's results as an index ----------------------------------------------------
+#: How a result's handle is made. ``content``: ``res-`` and 10 hex digits of the call id and the content's sha256,
+#: deterministic (the same result of the same call has the same handle). ``minted``: ``art-`` and 16 hex digits of
+#: an HMAC of the owner, the session and the object's own sequence number under ``seed``: it says nothing about the
+#: content or about other owners' results, and is never issued twice while the store holds the result.
+IdPolicy = Literal["content", "minted"]
+_PREFIXES: dict[str, str] = {"content": _HANDLE_PREFIX, "minted": "art-"}
 
-    ``put`` stores a result and returns its entry; the index protocol (``visible``, ``entry``, ``snapshot``,
-    ``text``, ``find``) serves the results of the run's listing that are still alive, and any other handle of the
-    same owner and session by name. Everything else, expired results included, is ``unknown_doc_id``. With ``run``
-    (a middleware run's id) the listing lives in the store, shared by every worker serving that run; without, in
-    this object. Notebook 12.
+
+class ToolResults:
+    """Large results kept outside the context: one principal's results in one session, in an evidence store.
+
+    The one API for the idea (notebooks 07, 11 and 12): :meth:`put` a result (its handle is the returned entry's
+    ``doc_id``, :func:`offload` writes what the model sees), :meth:`read` a range ``[start, end)`` of it, :meth:`expire`
+    it; it expires by itself ``ttl`` after it was put. The object is an index (``visible``, ``entry``, ``snapshot``,
+    ``text``, ``find``), so the model reads with ``locate_evidence`` and ``read_evidence`` of
+    :func:`~evidence_lib._tools.evidence_tools`, the one read tool. A handle locates, it never authorizes: one of
+    another user, tenant or session, an expired or expired-early one and one never issued are all ``unknown_doc_id``,
+    byte-identical. ``ids``: the handles' :data:`IdPolicy` (``seed``: the HMAC key of ``minted`` ids, random when
+    None). With ``run`` (a middleware run's id) the listing of what ``visible`` shows lives in the store, shared by
+    every worker serving that run; without, in this object.
     """
 
     def __init__(self, store: Any, principal: Principal, session: str = "default", *,
-                 ttl: timedelta = DEFAULT_RESULT_TTL, run: str | None = None) -> None:
+                 ttl: timedelta = DEFAULT_RESULT_TTL, run: str | None = None, ids: IdPolicy = "content",
+                 seed: str | bytes | None = None) -> None:
         if not isinstance(principal, Principal):
-            raise TypeError("offloaded results belong to a Principal")
+            raise TypeError("results belong to a Principal")
+        if ids not in _PREFIXES:
+            raise ValueError("ids is 'content' or 'minted'")
         if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
             raise EvidenceError("invalid_ttl")
         expiry_us(store.now_us(), ttl)  # a TTL past the calendar is refused now, not at every put of the run
         self.store, self.principal, self.session, self.ttl, self.run = store, principal, session, ttl, run
+        self.ids: IdPolicy = ids
+        key = secrets.token_bytes(32) if seed is None else seed
+        self._key = key.encode("utf-8") if isinstance(key, str) else bytes(key)
+        self._minted = 0  # this object's sequence of minted ids
         self.key_session = owner_session(session, principal.user)
-        SnapshotKey.checked(principal.tenant, self.key_session, _HANDLE_PREFIX + "0" * 10)  # refused now, not later
+        SnapshotKey.checked(principal.tenant, self.key_session, "art-" + "0" * 16)  # refused now, not later
         self.access = Access(principal.tenant, read=frozenset({f"user:{principal.user}"}))
         self._listing = _MemoryListing() if run is None else _StoreListing(store, principal, session, run, ttl)
         self._lock = threading.Lock()  # parallel tool calls of one message store one at a time
 
     def __repr__(self) -> str:
-        return f"OffloadShelf({self.store.backend}, {self.principal.tenant!r}, {self.session!r}, {len(self.handles)} stored)"
+        return f"ToolResults({self.store.backend}, {self.principal.tenant!r}, {self.session!r}, {len(self.handles)} stored)"
 
     # -- one call ----------------------------------------------------------------------------------------------
     def serving(self, *, neighbours: bool = False) -> AbstractContextManager[calls.Call]:
@@ -377,15 +401,48 @@ class OffloadShelf:
             raise EvidenceError("result_too_large", chars=len(content), limit_bytes=MAX_STORED_BYTES)
         sha = sha256_hex(content)
         call = (call_id if isinstance(call_id, str) else "").encode("utf-8", "surrogatepass")  # any str hashes
-        doc_id = _HANDLE_PREFIX + sha256_hex(call + b"\n" + sha.encode())[:10]
-        doc = Document(doc_id, f"result of {_name(tool)}", sha[:12], content, self.access)
         with self._lock:
+            doc_id = self._mint() if self.ids == "minted" else \
+                _HANDLE_PREFIX + sha256_hex(call + b"\n" + sha.encode())[:10]
+            doc = Document(doc_id, f"result of {_name(tool)}", sha[:12], content, self.access)
             snap = self.store.put_snapshot(self.principal.tenant, self.key_session, doc_id, [doc], ttl=self.ttl)
             self._listing.add(doc_id)
             kept = self._kept() or {}
             kept.pop("handles", None)
             kept.get("snaps", {}).pop(doc_id, None)
             return snap.entry(doc_id, self.principal, "read")
+
+    def _mint(self) -> str:
+        """A ``minted`` id no result of this owner and session holds now (one lookup, unless another object with the
+        same seed minted it already)."""
+        while True:
+            self._minted += 1
+            mac = hmac.new(self._key, to_json([self.principal.tenant, self.principal.user, self.session,
+                                               self._minted]).encode("utf-8"), hashlib.sha256)
+            doc_id = "art-" + mac.hexdigest()[:16]
+            if self.store.lookup_snapshot(SnapshotKey(self.principal.tenant, self.key_session, doc_id)) is None:
+                return doc_id
+
+    def read(self, doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS) -> dict[str, Any]:
+        """The range ``[offset, offset + limit)`` of the result ``doc_id`` (at most ``MAX_PAGE_CHARS``), the page
+        ``read_evidence`` replies with (same defaults, same bounds): its revision, sha256, ``start``, ``end``,
+        ``total_chars``, ``next_offset`` and text. Only the chunks the range covers are fetched, each checked against
+        its sha256 (``evidence_changed``), in one call (:func:`evidence_lib._calls.within`): one read transaction."""
+        with calls.within():
+            snap = self._snap(doc_id)
+            entry = self._translated(lambda: snap.entry(doc_id, self.principal, "read"))
+            p = page(entry.chars, offset, limit, MAX_PAGE_CHARS)
+            text = self._translated(lambda: snap.text(doc_id, self.principal, p.start, p.end))
+        return page_reply({"doc_id": doc_id, "revision": entry.revision, "sha256": entry.sha256}, p, text)
+
+    def expire(self, doc_id: str) -> bool:
+        """Remove the result ``doc_id`` now (before its TTL); whether this owner had it. Afterwards it is
+        ``unknown_doc_id``, like a handle never issued."""
+        if not self._shaped(doc_id):
+            return False
+        with self._lock:
+            (self._kept() or {}).get("snaps", {}).pop(doc_id, None)
+            return self.store.delete_snapshot_key(SnapshotKey(self.principal.tenant, self.key_session, doc_id))
 
     def expires_at(self, doc_id: str) -> str:
         return self.expiry(doc_id).isoformat()
@@ -394,9 +451,15 @@ class OffloadShelf:
         """When the stored result ``doc_id`` expires (``unknown_doc_id`` if it is not readable now)."""
         return self._snap(doc_id).expires_at
 
+    @staticmethod
+    def _shaped(doc_id: Any) -> bool:
+        """Whether ``doc_id`` has a handle's shape (either id policy's), so it may be looked up at all."""
+        return isinstance(doc_id, str) and doc_id.startswith(tuple(_PREFIXES.values())) and len(doc_id) <= 64 \
+            and clean_text(doc_id)  # a NUL or a lone surrogate never reaches a database
+
     def _snap(self, doc_id: Any):
         """The result's snapshot, resolved once per call (else ``unknown_doc_id``, whatever the reason)."""
-        if not isinstance(doc_id, str) or not doc_id.startswith(_HANDLE_PREFIX) or len(doc_id) > 64:
+        if not self._shaped(doc_id):
             raise EvidenceError("unknown_doc_id")
         kept = self._kept()
         if kept is None:
@@ -492,7 +555,7 @@ class OffloadShelf:
             raise
 
 
-def offload(shelf: OffloadShelf, content: str, *, tool: str, call_id: str = "",
+def offload(shelf: ToolResults, content: str, *, tool: str, call_id: str = "",
             threshold_tokens: int = DEFAULT_THRESHOLD_TOKENS,
             count: TokenCounter = cl100k_tokens) -> tuple[str, IndexEntry | None]:
     """``(what the model sees, entry)``: ``content`` itself and None when it is at most ``threshold_tokens``

@@ -632,7 +632,7 @@ SCHEMA_VERSION = "7"  # 2: snapshot-scoped locate indexes (chunk id ranges in SQ
 
 def artifacts_to_snapshots(q: Q, store: SQLStore) -> None:
     """Schema 5 -> 6: every row of the ``artifacts`` table becomes the published one-document snapshot
-    :mod:`evidence_lib.store._artifacts` writes (same id, summary, times and sha256), then the table is dropped.
+    schema 5 kept in its artifacts table (same id, summary, times and sha256), then the table is dropped.
 
     A row whose content no longer matches its sha256 keeps that sha256 on its document and on every chunk, so
     reading it stays ``evidence_changed``, as it was."""

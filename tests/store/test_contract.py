@@ -24,7 +24,7 @@ from evidence_lib import (
 from evidence_lib._locate import find as scan_find
 from evidence_lib._tools import read_page
 from evidence_lib.course.article import article_corpus
-from evidence_lib.store import CHUNK_CHARS, OVERLAP_CHARS
+from evidence_lib.store import CHUNK_CHARS, OVERLAP_CHARS, ToolResults
 
 from .storekit import raw_sql, tamper
 
@@ -164,7 +164,7 @@ def test_nul_bytes_and_lone_surrogates_are_refused_as_invalid_text(estore, bad):
         lambda: estore.put_snapshot(bad, "s", "q", []),
         lambda: estore.put_snapshot("acme", "s", bad, []),
         lambda: estore.snapshot("acme", bad, "q"),
-        lambda: estore.put_artifact("acme", "s", bad),
+        lambda: ToolResults(estore, Principal("acme", "alice"), bad),
         lambda: estore.ledger("acme", bad, "task"),
         lambda: estore.workspace(Principal("acme", "alice"), "s").write_note("n", bad),
     ]

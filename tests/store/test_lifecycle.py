@@ -22,6 +22,7 @@ from evidence_lib import (
 )
 from evidence_lib.course.article import article_corpus
 from evidence_lib.store._workspace import ENTRY_PATH
+from evidence_lib.store import ToolResults
 
 HOUR = timedelta(hours=1)
 TICK = timedelta(microseconds=1)
@@ -56,16 +57,16 @@ def test_another_tenants_doc_id_is_indistinguishable_from_a_missing_one(estore):
             snap.entry(doc_id, who)
 
 
-def test_another_tenants_artifact_id_is_indistinguishable_from_a_missing_one(estore):
-    h = estore.put_artifact("acme", "s-1", "trace " * 500, summary="carrier trace")
-    assert estore.read_artifact("acme", "s-1", h["artifact_id"], 0, 10)["text"] == "trace trac"
+def test_another_tenants_result_handle_is_indistinguishable_from_a_missing_one(estore):
+    h = ToolResults(estore, ACME, "s-1", ids="minted", seed="t").put("trace " * 500, tool="query_logistics").doc_id
+    assert ToolResults(estore, ACME, "s-1").read(h, 0, 10)["text"] == "trace trac"
     refusals = []
-    for tenant, session, aid in [("globex", "s-1", h["artifact_id"]), ("acme", "s-2", h["artifact_id"]),
-                                 ("acme", "s-1", "art-000000000000000000000000"), ("acme", "s-1", "../x" * 40)]:
+    for who, session, aid in [(GLOBEX, "s-1", h), (ACME, "s-2", h), (ACME, "s-1", "art-0000000000000000"),
+                              (ACME, "s-1", "../x" * 40)]:
         with pytest.raises(EvidenceError) as info:
-            estore.read_artifact(tenant, session, aid)
+            ToolResults(estore, who, session).read(aid)
         refusals.append((info.value.code, info.value.details))
-    assert refusals == [("unknown_artifact", {})] * 4
+    assert refusals == [("unknown_doc_id", {})] * 4
 
 
 def test_a_workspace_is_private_to_its_tenant_session_and_user(estore):
@@ -98,19 +99,20 @@ def test_a_snapshot_is_readable_until_just_before_expires_at_and_expired_at_it(e
     assert estore.cleanup()["snapshots"] == 0
 
 
-def test_an_artifact_expires_at_expires_at_and_cleanup_removes_it(estore, clock):
-    h = estore.put_artifact("acme", "s-1", "x" * 100, ttl=HOUR)
+def test_a_result_expires_at_expires_at_and_cleanup_removes_it(estore, clock):
+    results = ToolResults(estore, ACME, "s-1", ttl=HOUR)
+    h = results.put("x" * 100, tool="t").doc_id
     clock.advance(HOUR - TICK)
-    assert estore.read_artifact("acme", "s-1", h["artifact_id"])["total_chars"] == 100
-    assert estore.cleanup()["artifacts"] == 0
+    assert results.read(h)["total_chars"] == 100
+    assert estore.cleanup()["snapshots"] == 0
     clock.advance(TICK)
     with pytest.raises(EvidenceError) as info:
-        estore.read_artifact("acme", "s-1", h["artifact_id"])
-    assert info.value.code == "artifact_expired" and info.value.details["expires_at"] == h["expires_at"]
-    assert estore.cleanup()["artifacts"] == 1
-    with pytest.raises(EvidenceError, match="unknown_artifact"):
-        estore.read_artifact("acme", "s-1", h["artifact_id"])
-    assert estore.delete_artifact("acme", "s-1", estore.put_artifact("acme", "s-1", "y")["artifact_id"])
+        results.read(h)
+    assert (info.value.code, info.value.details) == ("unknown_doc_id", {})  # expired: as if never issued
+    assert estore.cleanup()["snapshots"] == 1
+    with pytest.raises(EvidenceError, match="unknown_doc_id"):
+        results.read(h)
+    assert results.expire(results.put("y", tool="t").doc_id)
 
 
 def test_a_workspace_expires_ttl_after_its_last_write(estore, clock):
@@ -133,11 +135,11 @@ def test_a_workspace_expires_ttl_after_its_last_write(estore, clock):
 
 def test_delete_session_removes_everything_it_left(estore):
     estore.put_snapshot("acme", "s-1", "q", article_corpus()[:1])
-    estore.put_artifact("acme", "s-1", "x")
+    ToolResults(estore, ACME, "s-1").put("x", tool="t")  # under the owner-qualified session of s-1
     estore.ledger("acme", "s-1", "t", Budget())
     estore.workspace(ACME, "s-1").write_plan("p")
     keep = estore.put_snapshot("acme", "s-2", "q", article_corpus()[:1])
-    assert estore.delete_session("acme", "s-1") == {"snapshots": 1, "artifacts": 1, "ledgers": 1, "workspaces": 1}
+    assert estore.delete_session("acme", "s-1") == {"snapshots": 2, "artifacts": 0, "ledgers": 1, "workspaces": 1}
     assert len(keep.visible()) == 1
 
 

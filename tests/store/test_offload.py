@@ -12,7 +12,7 @@ from evidence_lib._citations import Citation, verify_citation
 from evidence_lib._errors import EvidenceError
 from evidence_lib._ledger import Ledger
 from evidence_lib._measure import cl100k_tokens
-from evidence_lib.store._offload import HANDLE_MAX_TOKENS, OffloadShelf, offload, owner_session
+from evidence_lib.store._offload import HANDLE_MAX_TOKENS, ToolResults, offload, owner_session
 from evidence_lib._toolkit import run_tool_call, tool_call
 from evidence_lib._tools import evidence_tools
 
@@ -28,7 +28,7 @@ def big_log(lines: int = 4000) -> str:
     return "\n".join(rows)
 
 
-def reader_tools(shelf: OffloadShelf, principal: Principal, ledger: Ledger | None = None):
+def reader_tools(shelf: ToolResults, principal: Principal, ledger: Ledger | None = None):
     return {t.name: t for t in evidence_tools(shelf, principal, ledger=ledger, profile="compact")}
 
 
@@ -38,7 +38,7 @@ def call(tools, name, **args):
 
 # -- offloading ----------------------------------------------------------------------------------------------------
 def test_small_results_pass_through_unchanged(estore):
-    shelf = OffloadShelf(estore, ALICE, "s1")
+    shelf = ToolResults(estore, ALICE, "s1")
     shown, entry = offload(shelf, "ok: 3 rows", tool="sql")
     assert (shown, entry) == ("ok: 3 rows", None)
     assert shelf.handles == []
@@ -46,7 +46,7 @@ def test_small_results_pass_through_unchanged(estore):
 
 def test_a_large_result_becomes_a_bounded_handle_and_reads_back_verified(estore):
     log = big_log()
-    shelf = OffloadShelf(estore, ALICE, "s1")
+    shelf = ToolResults(estore, ALICE, "s1")
     shown, entry = offload(shelf, log, tool="get_logs", call_id="call-1")
     assert entry is not None and entry.chars == len(log)
     assert cl100k_tokens(shown) <= HANDLE_MAX_TOKENS < cl100k_tokens(log)
@@ -66,7 +66,7 @@ def test_a_large_result_becomes_a_bounded_handle_and_reads_back_verified(estore)
 
 
 def test_the_same_call_and_content_keep_their_handle_and_another_call_gets_another(estore):
-    shelf = OffloadShelf(estore, ALICE, "s1")
+    shelf = ToolResults(estore, ALICE, "s1")
     log = big_log()
     _, a = offload(shelf, log, tool="get_logs", call_id="call-1")
     _, b = offload(shelf, log, tool="get_logs", call_id="call-1")
@@ -76,7 +76,7 @@ def test_the_same_call_and_content_keep_their_handle_and_another_call_gets_anoth
 
 def test_a_citation_of_an_offloaded_result_verifies_only_after_it_was_read(estore):
     log = big_log()
-    shelf = OffloadShelf(estore, ALICE, "s1")
+    shelf = ToolResults(estore, ALICE, "s1")
     _, entry = offload(shelf, log, tool="get_logs", call_id="call-1")
     ledger = Ledger()
     start = log.index(ANSWER)
@@ -91,27 +91,27 @@ def test_a_citation_of_an_offloaded_result_verifies_only_after_it_was_read(estor
 # -- owners and expiry: one answer for foreign, expired and never issued -------------------------------------------
 @pytest.mark.parametrize("other", [BOB, EVE], ids=["another user", "another tenant"])
 def test_another_principal_sees_a_handle_exactly_like_one_never_issued(estore, other):
-    shelf = OffloadShelf(estore, ALICE, "s1")
+    shelf = ToolResults(estore, ALICE, "s1")
     _, entry = offload(shelf, big_log(), tool="get_logs", call_id="call-1")
-    theirs = reader_tools(OffloadShelf(estore, other, "s1"), other)
+    theirs = reader_tools(ToolResults(estore, other, "s1"), other)
     never = "res-" + "0" * 10
     for name, args in (("read_evidence", {"offset": 0}), ("locate_evidence", {"term": "ERROR"})):
         got = call(theirs, name, doc_id=entry.doc_id, **args)
         missing = call(theirs, name, doc_id=never, **args)
         assert got.status == "error" and got.content == missing.content
         assert json.loads(got.content)["error"] == "unknown_doc_id"
-    assert OffloadShelf(estore, other, "s1").visible(other) == []
+    assert ToolResults(estore, other, "s1").visible(other) == []
 
 
 def test_another_session_of_the_same_user_does_not_see_the_handle(estore):
-    shelf = OffloadShelf(estore, ALICE, "s1")
+    shelf = ToolResults(estore, ALICE, "s1")
     _, entry = offload(shelf, big_log(), tool="get_logs", call_id="call-1")
-    other = reader_tools(OffloadShelf(estore, ALICE, "s2"), ALICE)
+    other = reader_tools(ToolResults(estore, ALICE, "s2"), ALICE)
     assert json.loads(call(other, "read_evidence", doc_id=entry.doc_id).content)["error"] == "unknown_doc_id"
 
 
 def test_an_expired_result_is_refused_like_a_missing_one_and_cleanup_removes_it(estore, clock):
-    shelf = OffloadShelf(estore, ALICE, "s1", ttl=timedelta(minutes=10))
+    shelf = ToolResults(estore, ALICE, "s1", ttl=timedelta(minutes=10))
     _, entry = offload(shelf, big_log(), tool="get_logs", call_id="call-1")
     tools = reader_tools(shelf, ALICE)
     assert call(tools, "read_evidence", doc_id=entry.doc_id).status == "success"
@@ -132,5 +132,5 @@ def test_owner_sessions_never_collide():
 
 def test_a_shelf_refuses_a_non_positive_ttl(estore):
     with pytest.raises(EvidenceError) as e:
-        OffloadShelf(estore, ALICE, "s1", ttl=timedelta(0))
+        ToolResults(estore, ALICE, "s1", ttl=timedelta(0))
     assert e.value.code == "invalid_ttl"

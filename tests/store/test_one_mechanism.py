@@ -1,10 +1,10 @@
-"""One large-result mechanism (issue 24): the store's artifacts are one-document snapshots under a reserved key.
+"""One large-result mechanism (issues 24 and 32): a large result is a one-document snapshot of the store.
 
-Before, ``put_artifact`` kept its own ``artifacts`` table (and the memory backend its own dict) beside the snapshots
-the offload shelf uses. Now an artifact is a snapshot of one document whose query is
-:func:`~evidence_lib.store._common.artifact_query` of its id: it is read back through the snapshot's verified chunks,
-expires, is cleaned up and deleted with its session like any snapshot, and a schema v5 store's artifact rows are
-moved into snapshots when it is opened (schema v6).
+Issue 24 made the store's artifacts one-document snapshots under a reserved key; issue 32 left one API for the idea,
+:class:`~evidence_lib.store.ToolResults`: a result is a snapshot of one document under the owner-qualified session, read
+back through the snapshot's verified chunks, expired, cleaned up and deleted with its session like any snapshot.
+A schema v5 store's artifact rows are still moved into snapshots under the reserved key when it is opened (schema v6),
+so nothing a store kept is lost; the store counts them as ``artifacts`` until they expire.
 """
 
 from __future__ import annotations
@@ -13,33 +13,37 @@ from datetime import timedelta
 
 import pytest
 
-from evidence_lib import EvidenceError
+from evidence_lib import EvidenceError, Principal
+from evidence_lib.store import ToolResults
+from evidence_lib.store._common import SnapshotKey, artifact_query, owner_session
+from evidence_lib.store._snapshot import StoreSnapshot
 
 from .storekit import T0, open_spec, raw_sql
 
 HOUR = timedelta(hours=1)
+ALICE = Principal("acme", "alice")
 
 
-def artifact_snapshot(estore, tenant: str, session: str, artifact_id: str):
-    """The published snapshot row holding ``artifact_id`` (None if there is none)."""
-    from evidence_lib.store._common import SnapshotKey, artifact_query
-
-    return estore.lookup_snapshot(SnapshotKey(tenant, session, artifact_query(artifact_id)))
+def result_row(estore, handle: str, principal: Principal = ALICE, session: str = "s-1"):
+    """The published snapshot row holding the result ``handle`` (None if there is none)."""
+    return estore.lookup_snapshot(SnapshotKey(principal.tenant, owner_session(session, principal.user), handle))
 
 
-def test_put_artifact_data_is_a_one_document_snapshot_of_the_reserved_prefix(estore):
+def test_a_result_is_a_one_document_snapshot_under_its_owners_session(estore):
     content = "trace line\n" * 1000
-    h = estore.put_artifact("acme", "s-1", content, summary="carrier trace")
-    row = artifact_snapshot(estore, "acme", "s-1", h["artifact_id"])
+    entry = ToolResults(estore, ALICE, "s-1").put(content, tool="query_logistics")
+    row = result_row(estore, entry.doc_id)
     assert row is not None
     docs = estore.document_rows(row.snap_id)
-    assert [(d[1], d[2], d[4], d[6]) for d in docs] == [(h["artifact_id"], "carrier trace", h["chars"], h["sha256"])]
-    assert estore.read_artifact("acme", "s-1", h["artifact_id"], 4090, 11)["text"] == content[4090:4101]
+    assert [(d[1], d[2], d[4], d[6]) for d in docs] == [(entry.doc_id, "result of query_logistics", len(content),
+                                                         entry.sha256)]
+    assert ToolResults(estore, ALICE, "s-1").read(entry.doc_id, 4090, 11)["text"] == content[4090:4101]
 
 
-def test_a_tampered_artifact_chunk_is_refused(spec, estore):
-    h = estore.put_artifact("acme", "s-1", "trace line\n" * 1000)
-    row = artifact_snapshot(estore, "acme", "s-1", h["artifact_id"])
+def test_a_tampered_result_chunk_is_refused(spec, estore):
+    results = ToolResults(estore, ALICE, "s-1")
+    handle = results.put("trace line\n" * 1000, tool="t").doc_id
+    row = result_row(estore, handle)
     if spec[0] == "memory":
         chunks = estore._chunk_map[(row.snap_id, 0)]
         body, sha = chunks[1]
@@ -49,36 +53,32 @@ def test_a_tampered_artifact_chunk_is_refused(spec, estore):
         with raw_sql(spec) as conn:
             conn.execute(f"UPDATE chunks SET body = 'X' || substr(body, 2) WHERE snap_id = {p} AND chunk_no = 1",
                          (row.snap_id,))
-    assert estore.read_artifact("acme", "s-1", h["artifact_id"], 0, 100)["end"] == 100  # chunk 0 is intact
+    assert results.read(handle, 0, 100)["end"] == 100  # chunk 0 is intact
     with pytest.raises(EvidenceError) as info:
-        estore.read_artifact("acme", "s-1", h["artifact_id"], 4096, 100)
-    assert info.value.code == "evidence_changed" and info.value.details["doc_id"] == h["artifact_id"]
+        results.read(handle, 4096, 100)
+    assert info.value.code == "evidence_changed" and info.value.details["doc_id"] == handle
 
 
 def test_put_snapshot_refuses_the_reserved_artifact_prefix(estore):
     from evidence_lib import Document
-    from evidence_lib.store._common import artifact_query
 
-    h = estore.put_artifact("acme", "s-1", "kept")
-    for attempt in (lambda: estore.put_snapshot("acme", "s-1", artifact_query(h["artifact_id"]),
-                                                [Document("d", "t", "r", "replaced")]),
-                    lambda: estore.snapshot("acme", "s-1", artifact_query(h["artifact_id"])),
-                    lambda: estore.delete_snapshot("acme", "s-1", artifact_query(h["artifact_id"]))):
+    for attempt in (lambda: estore.put_snapshot("acme", "s-1", artifact_query("art-1"), [Document("d", "t", "r", "x")]),
+                    lambda: estore.snapshot("acme", "s-1", artifact_query("art-1")),
+                    lambda: estore.delete_snapshot("acme", "s-1", artifact_query("art-1"))):
         with pytest.raises(EvidenceError) as info:
             attempt()
         assert info.value.code == "invalid_arguments"
-    assert estore.read_artifact("acme", "s-1", h["artifact_id"])["text"] == "kept"
 
 
-def test_artifacts_are_counted_apart_from_snapshots_by_stats_cleanup_and_delete_session(estore, clock):
-    estore.put_artifact("acme", "s-1", "x" * 10, ttl=HOUR)
-    estore.put_artifact("acme", "s-2", "y" * 10)
+def test_results_are_snapshots_to_stats_cleanup_and_delete_session(estore, clock):
+    ToolResults(estore, ALICE, "s-1", ttl=HOUR).put("x" * 10, tool="t")
+    ToolResults(estore, ALICE, "s-2", ttl=2 * HOUR).put("y" * 10, tool="t")
     stats = estore.stats()
-    assert (stats["snapshots"], stats["artifacts"], stats["documents"], stats["chunks"]) == (0, 2, 0, 0)
+    assert (stats["snapshots"], stats["artifacts"], stats["documents"], stats["chunks"]) == (2, 0, 2, 2)
     clock.advance(hours=1)
-    assert estore.cleanup() == {"snapshots": 0, "artifacts": 1, "workspaces": 0, "ledgers": 0}
-    assert estore.delete_session("acme", "s-2") == {"snapshots": 0, "artifacts": 1, "ledgers": 0, "workspaces": 0}
-    assert estore.stats()["artifacts"] == 0
+    assert estore.cleanup() == {"snapshots": 1, "artifacts": 0, "workspaces": 0, "ledgers": 0}
+    assert estore.delete_session("acme", "s-2") == {"snapshots": 1, "artifacts": 0, "ledgers": 0, "workspaces": 0}
+    assert estore.stats()["snapshots"] == 0
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
@@ -105,10 +105,13 @@ def test_a_schema_v5_stores_artifact_rows_become_snapshots_when_it_is_opened(spe
         conn.execute("UPDATE store_meta SET value = '5' WHERE key = 'schema_version'")
     store = open_spec(spec, clock)
     try:
-        page = store.read_artifact("acme", "s-1", rows[0][2], 4090, 20)
-        assert page["text"] == body[4090:4110] and page["sha256"] == rows[0][5] and page["total_chars"] == len(body)
+        migrated = [store.lookup_snapshot(SnapshotKey("acme", "s-1", artifact_query(r[2]))) for r in rows]
+        kept, edited = (StoreSnapshot(store, row, store.document_rows(row.snap_id)) for row in migrated)
+        entry = kept.entry(rows[0][2])
+        assert kept.text(rows[0][2], None, 4090, 4110) == body[4090:4110]
+        assert (entry.sha256, entry.chars) == (rows[0][5], len(body))
         with pytest.raises(EvidenceError, match="evidence_changed"):
-            store.read_artifact("acme", "s-1", rows[1][2])
+            edited.text(rows[1][2])
         assert store.stats()["artifacts"] == 2
         with raw_sql(spec) as conn:
             version = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()[0]
@@ -120,11 +123,11 @@ def test_a_schema_v5_stores_artifact_rows_become_snapshots_when_it_is_opened(spe
         store.close()
 
 
-def test_an_sqlite_artifact_persists_across_store_objects_on_the_same_file(tmp_path, clock):
+def test_a_result_persists_across_sqlite_store_objects_on_the_same_file(tmp_path, clock):
     from evidence_lib.store import SQLiteStore
 
     with SQLiteStore(tmp_path / "one.db", clock) as first:
-        h = first.put_artifact("acme", "s-1", "kept on disk", summary="s")
+        handle = ToolResults(first, ALICE, "s-1", ids="minted", seed="t").put("kept on disk", tool="t").doc_id
     with SQLiteStore(tmp_path / "one.db", clock) as second:
-        assert second.read_artifact("acme", "s-1", h["artifact_id"])["text"] == "kept on disk"
-        assert artifact_snapshot(second, "acme", "s-1", h["artifact_id"]) is not None
+        assert ToolResults(second, ALICE, "s-1").read(handle)["text"] == "kept on disk"
+        assert result_row(second, handle) is not None

@@ -12,6 +12,7 @@ import pytest
 
 from evidence_lib import Document, EvidenceError, Principal, evidence_tools, run_tool_call, tool_call
 from evidence_lib.store._workspace import ENTRY_PATH
+from evidence_lib.store import ToolResults
 
 from .storekit import T0, open_spec, raw_sql
 
@@ -191,10 +192,10 @@ BAD_TTLS = [timedelta(days=100_000_000), timedelta(days=999_999_999), timedelta.
 
 @pytest.mark.parametrize("ttl", BAD_TTLS, ids=repr)
 def test_a_ttl_that_is_not_a_positive_representable_duration_is_refused_before_anything_is_written(estore, ttl):
-    """Issue 16 defect 6: put_artifact with ttl=100,000,000 days raised OverflowError after storing the row, and
+    """Issue 16 defect 6: an artifact put with ttl=100,000,000 days raised OverflowError after storing the row, and
     the workspace raised OverflowError. Every TTL is checked first and refused as invalid_ttl."""
     attempts = [lambda: estore.put_snapshot(*KEY, generation(0)[:2], ttl=ttl),
-                lambda: estore.put_artifact("acme", "s-1", "x" * 10, ttl=ttl),
+                lambda: ToolResults(estore, ALICE, "s-1", ttl=ttl).put("x" * 10, tool="t"),
                 lambda: estore.workspace(ALICE, "s-1", ttl=ttl).write_note("n", "x")]
     for attempt in attempts:
         with pytest.raises(EvidenceError) as info:
@@ -209,18 +210,19 @@ def test_the_last_representable_expiry_is_accepted_and_one_past_it_is_refused_at
     last = datetime.max.replace(tzinfo=UTC)
     ttl = last - T0
     snap = estore.put_snapshot(*KEY, generation(0)[:2], ttl=ttl)
-    art = estore.put_artifact("acme", "s-1", "x", ttl=ttl)
+    results = ToolResults(estore, ALICE, "s-1", ttl=ttl)
+    art = results.put("x", tool="t")
     ws = estore.workspace(ALICE, "s-1", ttl=ttl)
     ws.write_plan("p")
-    assert snap.expires_at == last == ws.expires_at and art["expires_at"] == last.isoformat()
+    assert snap.expires_at == last == ws.expires_at and results.expiry(art.doc_id) == last
     clock.advance(microseconds=1)
     for attempt in [lambda: estore.put_snapshot(*KEY, generation(1)[:2], ttl=ttl),
-                    lambda: estore.put_artifact("acme", "s-1", "y", ttl=ttl),
+                    lambda: results.put("y", tool="t"),
                     lambda: ws.write_note("n", "x")]:
         with pytest.raises(EvidenceError) as info:
             attempt()
         assert info.value.code == "invalid_ttl"
-    assert estore.stats() == {**EMPTY, "snapshots": 1, "documents": 2, "chunks": 2, "artifacts": 1, "workspaces": 1,
+    assert estore.stats() == {**EMPTY, "snapshots": 2, "documents": 3, "chunks": 3, "workspaces": 1,
                               "workspace_files": 2}  # plan.md and ENTRY.md
     assert {e.revision for e in estore.snapshot(*KEY)} == {"g0"}
 
@@ -355,17 +357,18 @@ def test_a_summary_cannot_forge_lines_in_entry_md(estore):
     assert by_path["notes/d"].endswith("): plain summary")
 
 
-# -- issue 31 item 17: a hostile artifact id is an unknown one ----------------------------------------------------
-@pytest.mark.parametrize("artifact_id", ["\ud800", "art-\udfff", "art-\x00", "\x00", "art-" + "\ud83d" * 10])
-def test_a_hostile_artifact_id_is_unknown_on_read_and_delete(estore, artifact_id):
-    """A lone surrogate or a NUL made SQLite and PostgreSQL raise (UnicodeEncodeError, psycopg.DataError): it is an
-    id no artifact can have, answered as any unknown id."""
-    real = estore.put_artifact("acme", "s-1", "kept text")
+# -- issue 31 item 17: a hostile result handle is an unknown one --------------------------------------------------
+@pytest.mark.parametrize("handle", ["\ud800", "art-\udfff", "art-\x00", "\x00", "art-" + "\ud83d" * 10, "res-\x00"])
+def test_a_hostile_result_handle_is_unknown_on_read_and_expire(estore, handle):
+    """A lone surrogate or a NUL made SQLite and PostgreSQL raise (UnicodeEncodeError, psycopg.DataError): it is a
+    handle no result can have, answered as any unknown one."""
+    results = ToolResults(estore, ALICE, "s-1", ids="minted", seed="t")
+    real = results.put("kept text", tool="t")
     with pytest.raises(EvidenceError) as e:
-        estore.read_artifact("acme", "s-1", artifact_id)
-    assert e.value.code == "unknown_artifact"
-    assert estore.delete_artifact("acme", "s-1", artifact_id) is False
-    assert estore.read_artifact("acme", "s-1", real["artifact_id"])["text"] == "kept text"
+        results.read(handle)
+    assert e.value.code == "unknown_doc_id"
+    assert results.expire(handle) is False
+    assert results.read(real.doc_id)["text"] == "kept text"
 
 
 # -- issue 31 item 16: a revision the store issues can be cited ---------------------------------------------------------

@@ -1,10 +1,10 @@
 """Workshop part 5: progressive disclosure, artifacts and revisions (notebooks 06 and 07).
 
 Exercises: q1 which catalog entries a principal may list but not read (forbidden looks like unknown),
-q2 what the model really sees with find + load (measured on fresh toolboxes), q3 whether an
-artifact's handle is still readable at a given instant (``expires_at`` is exclusive, in any time
-zone), q4 what a read of an artifact answers under each revision policy (the order of the store's
-checks). Used by ``notebooks/exercises/workshop_part5.ipynb``.
+q2 what the model really sees with find + load (measured on fresh toolboxes), q3 whether a
+stored result's handle is still readable at a given instant (``expires_at`` is exclusive, in any time
+zone), q4 what ``read_evidence`` on a stored trace answers: which revision, or ``unknown_doc_id`` (who asks, when,
+and which handle). Used by ``notebooks/exercises/workshop_part5.ipynb``.
 """
 
 from __future__ import annotations
@@ -17,10 +17,14 @@ from typing import Any
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from ..._access import Access, Principal
-from ...store._artifact_store import ArtifactStore
+from ..._tools import evidence_tools
+from ...store._memory import MemoryStore
+from ...store._offload import ToolResults
+from ..logistics import logistics_tool
 from ...disclosure._catalog import Catalog, Resource
 from ...disclosure._toolbox import Toolbox, discovery_tools, measure_schema_loading
 from ..._errors import EvidenceError, to_json
+from ..._toolkit import run_tool_call, tool_call
 from ..._measure import Size
 from ..after_sales import CST, TENANT, after_sales_catalog, after_sales_toolbox, logistics_sections
 from ._shared import is_int, show, watching
@@ -39,10 +43,10 @@ PRINCIPALS: dict[str, Principal | None] = {
     "other shop": Principal("shop-b", "user-417", groups={"support"}),
     "nobody": None,
 }
-#: q3 and q4: the instant the artifacts are created.
+#: q3 and q4: the instant the traces are stored.
 START = datetime(2026, 9, 11, 0, 0, tzinfo=CST)
-#: q4: what a read can answer. "ok" is a page; the others are the error codes the store replies with.
-OUTCOMES = ("ok", "unknown_artifact", "artifact_expired", "revision_changed")
+#: q4: what a read can answer: the revision of the source its page shows, or the one error code of a handle.
+OUTCOMES = ("r8", "r9", "unknown_doc_id")
 
 
 class _Clock:
@@ -286,34 +290,34 @@ _TTLS = (timedelta(hours=24), timedelta(minutes=90), timedelta(seconds=1), timed
 
 @cache
 def _readable_cases() -> list[tuple[dict[str, Any], datetime, bool]]:
-    """(handle, instant, readable?) where readable? is what ArtifactStore.read really answers at that instant.
+    """(handle, instant, readable?) where readable? is what ToolResults.read really answers at that instant.
 
     Per lifetime: five instants around it in each of four time zones, and expires_at's own wall-clock reading in
     the three other zones (later instants that a naive comparison calls "at expires_at", and ISO strings order by
     their offsets)."""
     out = []
     for k, ttl in enumerate(_TTLS):
-        clock = _Clock(START + timedelta(minutes=7 * k))
-        store = ArtifactStore(after_sales_catalog(), clock, ttl=ttl, seed=f"part5-q3-{k}")
-        artifact = store.create(support, "logistics:A1042")
-        handle = dict(artifact.handle())
+        created = START + timedelta(minutes=7 * k)
+        clock = _Clock(created)
+        results = ToolResults(MemoryStore(clock), support, "part5-q3", ttl=ttl, ids="minted", seed=f"part5-q3-{k}")
+        handle = json.loads(logistics_tool(after_sales_catalog(), results).invoke({"order_id": "A1042"}))
         wall = datetime.fromisoformat(handle["expires_at"])
         steps = (timedelta(0), ttl / 2, ttl - timedelta(microseconds=1), ttl, ttl + timedelta(seconds=1))
-        instants = [(artifact.created_at + step).astimezone(zone) for step in steps for zone in _ZONES]
+        instants = [(created + step).astimezone(zone) for step in steps for zone in _ZONES]
         instants += [wall.replace(tzinfo=zone) for zone in _ZONES if wall.utcoffset() != zone.utcoffset(None)]
         for at in instants:
             clock.at = at
-            out.append((handle, at, _readable(store, artifact.artifact_id)))
+            out.append((handle, at, _readable(results, handle["doc_id"])))
     return out
 
 
-def _readable(store: ArtifactStore, artifact_id: str) -> bool:
-    """Whether the support agent's read of ``artifact_id`` succeeds at the store's clock (else: artifact_expired)."""
+def _readable(results: ToolResults, doc_id: str) -> bool:
+    """Whether the support agent's read of ``doc_id`` succeeds at the store's clock (else: unknown_doc_id)."""
     try:
-        store.read(support, artifact_id, "delivery")
+        results.read(doc_id)
         return True
     except EvidenceError as e:
-        if e.code != "artifact_expired":
+        if e.code != "unknown_doc_id":
             raise
         return False
 
@@ -368,21 +372,22 @@ def _check_still_readable(still_readable: Any) -> Result:
         if (because := _wrong_clock(still_readable, handle, at, got)) is not None:
             return incorrect(f"the answer should be {ok} {where}: {because}")
         if at == expires:
-            return incorrect(f"at the very instant expires_at the store answers artifact_expired {where}: an artifact "
-                             "is readable on [created_at, expires_at), so expires_at itself is excluded")
+            return incorrect(f"at the very instant expires_at the store answers unknown_doc_id {where}: a stored "
+                             "result is readable on [created_at, expires_at), so expires_at itself is excluded")
         return incorrect(f"the answer should be {ok} {where}")
-    return correct(f"your function agrees with ArtifactStore.read on {len(cases)} instants: four lifetimes from one "
+    return correct(f"your function agrees with ToolResults.read on {len(cases)} instants: four lifetimes from one "
                    "second to a week, one microsecond before expires_at, the instant itself, each in four time "
-                   "zones, and expires_at's wall-clock reading in other zones (a later instant). At expires_at the reply is artifact_expired with a re-query hint, never stale text.")
+                   "zones, and expires_at's wall-clock reading in other zones (a later instant). At expires_at the "
+                   "reply is unknown_doc_id, as for a handle never issued: call the tool again, never guess the text.")
 
 
 q3 = Exercise(
     "5.3", "Is this handle still readable?",
     checker=_check_still_readable,
-    ask="fill in still_readable(handle, now): whether read_artifact on this handle succeeds at the aware datetime "
+    ask="fill in still_readable(handle, now): whether read_evidence on this handle succeeds at the aware datetime "
         "now (at or after the artifact was created), then run this cell again.",
     hints=(
-        "An artifact is readable on the half-open interval [created_at, expires_at): the same convention as "
+        "A stored result is readable on the half-open interval [created_at, expires_at): the same convention as "
         "[start, end) for text. Which side of the interval does expires_at belong to?",
         "handle['expires_at'] is an ISO 8601 string with a UTC offset. Turn it into an aware datetime with "
         "datetime.fromisoformat before comparing, and keep its offset: the checker's instants come in several "
@@ -392,55 +397,60 @@ q3 = Exercise(
     ),
     stub='''
 def still_readable(handle, now):
-    """True if read_artifact on handle succeeds at the aware datetime now."""
+    """True if read_evidence on handle succeeds at the aware datetime now."""
     return ____
 ''',
     solution='''
 def still_readable(handle, now):
-    """True if read_artifact on handle succeeds at the aware datetime now."""
+    """True if read_evidence on handle succeeds at the aware datetime now."""
     return now < datetime.fromisoformat(handle["expires_at"])
 ''',
 )
 
 
-# -- q4 · pinned or latest: what does the read answer? -------------------------------------------------------
+# -- q4 · old handle or new: what does the read answer? -------------------------------------------------------
 
-def _outcome(policy: str, source_moved: bool, by_colleague: bool, expired: bool) -> tuple[str, dict[str, Any]]:
-    """Run it: create for the support agent, maybe publish r9, move the clock, read as the owner or a colleague."""
+def _outcome(source_moved: bool, requeried: bool, by_colleague: bool, expired: bool) -> tuple[str, dict[str, Any]]:
+    """Run it: store the trace for the support agent, maybe publish r9, maybe query again an hour later, move the
+    clock, then read the handle's exceptions with read_evidence as the owner or a colleague."""
     clock = _Clock(START)
-    catalog = after_sales_catalog()
-    store = ArtifactStore(catalog, clock, revision_policy=policy, seed="part5-q4")  # type: ignore[arg-type]
-    artifact = store.create(support, "logistics:A1042")
+    catalog, store = after_sales_catalog(), MemoryStore(clock)
+    mine = ToolResults(store, support, "part5-q4", ttl=timedelta(hours=24), ids="minted", seed="part5-q4")
+    query = logistics_tool(catalog, mine)
+    handle = json.loads(query.invoke({"order_id": "A1042"}))
     if source_moved:
         catalog.publish("logistics:A1042", "r9", logistics_sections("r9"))
-    clock.at = artifact.expires_at if expired else START + timedelta(hours=1)
-    try:
-        body = store.read(colleague if by_colleague else support, artifact.artifact_id, "exceptions")
-        return "ok", body
-    except EvidenceError as e:
-        return e.code, e.details
+    clock.at = START + timedelta(hours=1)
+    if requeried:
+        handle = json.loads(query.invoke({"order_id": "A1042"}))
+    if expired:
+        clock.at = datetime.fromisoformat(handle["expires_at"])
+    reader = colleague if by_colleague else support
+    tools = evidence_tools(ToolResults(store, reader, "part5-q4"), reader)
+    args = {"doc_id": handle["doc_id"], "offset": handle["sections"]["exceptions"][0]}
+    body = json.loads(run_tool_call(tools, tool_call("read_evidence", args, "q4")).content)
+    return body.get("error") or handle["source"].rsplit("@", 1)[1], body
 
 
 @cache
-def _table() -> dict[tuple[str, bool, bool, bool], str]:
+def _table() -> dict[tuple[bool, bool, bool, bool], str]:
     return {combo: _outcome(*combo)[0] for combo in _COMBOS}
 
 
-_COMBOS = [(p, m, c, x) for p in ("pinned", "latest") for m in (False, True) for c in (False, True)
-           for x in (False, True)]
+_COMBOS = [(m, q, c, x) for m in (False, True) for q in (False, True) for c in (False, True) for x in (False, True)]
 
 
-def _describe(policy: str, moved: bool, by_colleague: bool, expired: bool) -> str:
-    return (f"read_outcome({policy!r}, source_moved={moved}, by_colleague={by_colleague}, expired={expired})")
+def _describe(moved: bool, requeried: bool, by_colleague: bool, expired: bool) -> str:
+    return f"read_outcome(source_moved={moved}, requeried={requeried}, by_colleague={by_colleague}, expired={expired})"
 
 
 def _check_outcome(read_outcome: Any) -> Result:
     if not callable(read_outcome):
         return incorrect(f"read_outcome should be a function, got {show(read_outcome)}")
-    call(read_outcome, "pinned", False, False, False, name="read_outcome")
+    call(read_outcome, False, False, False, False, name="read_outcome")
     table = _table()
     for combo in _COMBOS:
-        policy, moved, by_colleague, expired = combo
+        moved, requeried, by_colleague, expired = combo
         got = call(read_outcome, *combo, name="read_outcome")
         expected = table[combo]
         where = _describe(*combo)
@@ -448,56 +458,51 @@ def _check_outcome(read_outcome: Any) -> Result:
             return incorrect(f"{where} returned {show(got)}; the outcomes are {', '.join(OUTCOMES)}")
         if got == expected:
             continue
-        if expected == "unknown_artifact":
-            return incorrect(f"{where} should be unknown_artifact, not {got}: a colleague's read is refused before "
-                             "anything else is looked at, exactly like an id that never existed; answering "
-                             f"{got} would tell the colleague the artifact exists")
-        if expected == "artifact_expired":
-            return incorrect(f"{where} should be artifact_expired, not {got}: expiry is checked before the "
-                             "revision, so an expired handle always says 're-run the query'")
-        if expected == "ok" and policy == "pinned" and moved:
-            return incorrect(f"{where} should be ok: the pinned policy keeps reading r8, the revision the summary "
-                             "came from, and says current_revision r9 in the reply")
-        if expected == "revision_changed":
-            return incorrect(f"{where} should be revision_changed: under the latest policy a summary of r8 is not "
-                             "read once r9 exists; the reply hands back a summary rebuilt from r9")
+        if by_colleague:
+            return incorrect(f"{where} should be unknown_doc_id, not {got}: a handle locates, it does not authorize; "
+                             "a colleague gets exactly what a handle never issued gets, so answering anything else "
+                             "would tell the colleague the result exists")
+        if expired:
+            return incorrect(f"{where} should be unknown_doc_id, not {got}: at expires_at the result is gone, and "
+                             "the reply is the one a handle never issued gets (call the tool again)")
+        if moved and not requeried:
+            return incorrect(f"{where} should be r8: a stored result never changes under its handle; the old handle "
+                             "keeps reading the trace as it was stored, r8, and its handle says so")
+        if moved and requeried:
+            return incorrect(f"{where} should be r9: the second query stored the trace again, now at r9, under a new "
+                             "handle; that is how an application reads the latest revision")
         return incorrect(f"{where} should be {expected}, not {got}")
-    _, pinned = _outcome("pinned", True, False, False)
-    return correct(f"all {len(_COMBOS)} combinations agree with ArtifactStore.read. The order is the lesson: who "
-                   "asks (unknown_artifact), then when (artifact_expired), then which revision (revision_changed "
-                   f"under latest); pinned reads {pinned['revision']} and reports current_revision "
-                   f"{pinned['current_revision']}, so the two moments are never mixed silently.")
+    return correct(f"all {len(_COMBOS)} combinations agree with read_evidence on the stored trace. Who asks and when "
+                   "decide whether the handle answers at all (one code, unknown_doc_id, for both); which handle "
+                   "decides the revision: the old one still reads r8 after the source moved, the re-query's reads "
+                   "r9, so two moments are never mixed silently.")
 
 
 q4 = Exercise(
-    "5.4", "Pinned or latest: what does the read answer?",
+    "5.4", "Old handle or new: what does the read answer?",
     checker=_check_outcome,
-    ask="fill in read_outcome(policy, source_moved, by_colleague, expired): what read_artifact answers (one of "
-        "OUTCOMES), then run this cell again.",
+    ask="fill in read_outcome(source_moved, requeried, by_colleague, expired): what read_evidence answers on the "
+        "trace's handle (one of OUTCOMES), then run this cell again.",
     hints=(
-        "Three independent questions, asked in a fixed order by the store: may this principal use this id at all? "
-        "Is it still within its lifetime? Which revision does the store's policy read? The first question that "
-        "fails decides the reply.",
-        "An artifact id locates, it does not authorize: a colleague gets what a made-up id gets, even for an "
-        "expired artifact. Expiry comes before the revision check. Under 'pinned' a moved source is read anyway, "
-        "at the summary's revision; under 'latest' it is refused.",
-        "Shape: if by_colleague: unknown_artifact; elif expired: artifact_expired; elif policy == 'latest' and "
-        "source_moved: revision_changed; else ok.",
+        "Two questions: does the handle answer this principal at this instant at all? If so, which revision of the "
+        "source did the tool store under it? The first decides unknown_doc_id; the second r8 or r9.",
+        "A handle locates, it does not authorize: a colleague gets what a handle never issued gets, and so does "
+        "the owner at expires_at. A stored result is the trace as it was when the tool ran; a re-query after the "
+        "move stores r9 under a new handle.",
+        "Shape: if by_colleague or expired: unknown_doc_id; elif source_moved and requeried: r9; else r8.",
     ),
     stub='''
-def read_outcome(policy, source_moved, by_colleague, expired):
-    """What read_artifact answers: "ok", "unknown_artifact", "artifact_expired" or "revision_changed"."""
+def read_outcome(source_moved, requeried, by_colleague, expired):
+    """What read_evidence answers on the handle: "r8", "r9" or "unknown_doc_id"."""
     return ____
 ''',
     solution='''
-def read_outcome(policy, source_moved, by_colleague, expired):
-    """What read_artifact answers: "ok", "unknown_artifact", "artifact_expired" or "revision_changed"."""
-    if by_colleague:
-        return "unknown_artifact"
-    if expired:
-        return "artifact_expired"
-    if policy == "latest" and source_moved:
-        return "revision_changed"
-    return "ok"
+def read_outcome(source_moved, requeried, by_colleague, expired):
+    """What read_evidence answers on the handle: "r8", "r9" or "unknown_doc_id"."""
+    if by_colleague or expired:
+        return "unknown_doc_id"
+    if source_moved and requeried:
+        return "r9"
+    return "r8"
 ''',
 )

@@ -42,7 +42,7 @@ from ..._errors import EvidenceError
 from ..._citations import Citation, CitationCheck, verify_citation, verify_sources
 from ..._ledger import Budget, Ledger, ReadRecord
 from ..._measure import TokenCounter, cl100k_tokens
-from ...store._offload import DEFAULT_RESULT_TTL, DEFAULT_THRESHOLD_TOKENS, OFFLOADED, OffloadShelf, offload, owner_session
+from ...store._offload import DEFAULT_RESULT_TTL, DEFAULT_THRESHOLD_TOKENS, OFFLOADED, ToolResults, offload, owner_session
 from ...store._common import DEFAULT_STORE_TTL
 from ..._paging import MAX_PAGE_CHARS
 from ..._toolkit import StrictArgs, refusal_message, run_tool_call
@@ -124,7 +124,7 @@ class _Run:
     task's, when the middleware has a ``task``) and its locate/read tools (which revisions they showed)."""
 
     run_id: str
-    shelf: OffloadShelf
+    shelf: ToolResults
     ledger: Ledger
     tools: list  # safe for parallel calls: one message's reads overlap, the ledger never overspends
 
@@ -179,7 +179,7 @@ class EvidenceMiddleware(AgentMiddleware):
         return self._run(self._latest).ledger
 
     @property
-    def shelf(self) -> OffloadShelf:
+    def shelf(self) -> ToolResults:
         """The latest run's shelf: the results it offloaded (``handles``); any of the owner's by name."""
         return self._run(self._latest).shelf
 
@@ -199,7 +199,7 @@ class EvidenceMiddleware(AgentMiddleware):
         """A run's cache entry over the store: its listing and its ledger, which outlives the results (at least the
         store's default TTL after its last entry, and at least as long as each result stored: :meth:`_message`), so
         a read after they expire is ``unknown_doc_id``, never ``ledger_expired``."""
-        shelf = OffloadShelf(self.store, self.principal, self.session, ttl=self.ttl, run=run_id)
+        shelf = ToolResults(self.store, self.principal, self.session, ttl=self.ttl, run=run_id)
         ledger = self.store.ledger(self.principal.tenant, owner_session(self.session, self.principal.user),
                                    self.task or RUN_TASK_PREFIX + run_id, self.budget,
                                    ttl=max(self.ttl, DEFAULT_STORE_TTL))

@@ -25,7 +25,7 @@ from evidence_lib._locate import find_spans, match_end_within
 from evidence_lib.profiles import excerpts
 from evidence_lib.profiles._compact import WINDOW_AFTER, WINDOW_BEFORE, located_documents
 from evidence_lib.store import SQLiteStore
-from evidence_lib._tools import MAX_EXCERPT_CHARS, MAX_MATCH_SHOWN
+from evidence_lib.profiles._compact import MAX_EXCERPT_CHARS, MAX_MATCH_SHOWN
 
 T0 = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)
 HOUR = timedelta(hours=1)

@@ -9,7 +9,8 @@ API instead (``site/api.md``).
 from __future__ import annotations
 
 from .._measure import approx_tokens, reduction_percent, size_table
-from .._tools import COMPACT_EXCERPTS, RELEVANCE_CUT, page_body, page_of
+from .._tools import page_body, page_of
+from ..profiles._compact import COMPACT_EXCERPTS, RELEVANCE_CUT
 from ..disclosure._session import MAX_PREFETCH_BYTES, PREFETCH_RATE
 from ..store._common import gram_term
 from ..store._offload import DEFAULT_THRESHOLD_TOKENS, HANDLE_MAX_TOKENS

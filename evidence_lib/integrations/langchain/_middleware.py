@@ -42,7 +42,8 @@ from ..._errors import EvidenceError
 from ..._citations import Citation, CitationCheck, verify_citation, verify_sources
 from ..._ledger import Budget, Ledger, ReadRecord
 from ..._measure import TokenCounter, cl100k_tokens
-from ...store._offload import DEFAULT_RESULT_TTL, DEFAULT_THRESHOLD_TOKENS, OFFLOADED, OffloadShelf, offload, owner_session
+from ...profiles._offloaded import OFFLOADED
+from ...store._offload import DEFAULT_RESULT_TTL, DEFAULT_THRESHOLD_TOKENS, OffloadShelf, offload, owner_session
 from ...store._common import DEFAULT_STORE_TTL
 from ..._paging import MAX_PAGE_CHARS
 from ..._toolkit import StrictArgs, refusal_message, run_tool_call

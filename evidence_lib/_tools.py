@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import astuple, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -348,8 +347,8 @@ class _Session:
 
     # -- locate ---------------------------------------------------------------------------
     def locate(self, term: str, doc_id: str | None = None, cursor: int = 0, query: str | None = None) -> str:
-        """One locate call: checked, admitted, served as one call of the index (:func:`serving`), charged once.
-        ``query``: rank by those words from now on, as a search would (:meth:`use_query`), without a manifest."""
+        """One locate call: checked, admitted, served in the tool call's scope (:func:`evidence_lib._calls.serving`),
+        charged once. ``query``: rank by those words from now on, as a search would (:meth:`use_query`), without a manifest."""
         check_int(cursor, 0)
         opts = self.locate_options
         if not isinstance(term, str) or not 1 <= len(term) <= opts.max_term_chars:
@@ -362,7 +361,7 @@ class _Session:
         if query is not None:
             self.use_query(query)  # before the doc_id is looked up: the snapshot is part of what locate covers
         entry = self.index.entry(doc_id, self.principal, "read") if doc_id is not None else None
-        with calls.within(neighbours=self.profile.serves_neighbours):  # the tool call's scope (:func:`serving`)
+        with calls.within(neighbours=self.profile.serves_neighbours):  # the tool call's scope
             content, shown = self.profile.locate(self, term, entry, cursor)
         return self._charge("locate_evidence", content, excerpts=[astuple(r) for r in shown])  # after its last check
 
@@ -399,14 +398,6 @@ def check_query(query: Any) -> None:
     """A query is a string of 1 to ``MAX_QUERY_CHARS`` characters, else ``invalid_query``."""
     if not isinstance(query, str) or not 1 <= len(query) <= MAX_QUERY_CHARS:
         raise EvidenceError("invalid_query")
-
-
-def serving(index: Any, *, neighbours: bool = False) -> AbstractContextManager[Any]:
-    """One call of ``index``, a call of its own (:func:`evidence_lib._calls.serving`; every tool call opens one): a
-    store snapshot fetches and verifies each chunk once and checks that it is published once
-    (:meth:`~evidence_lib.store.StoreSnapshot.serving`), an index reads and verifies each document once."""
-    serve = getattr(index, "serving", None)
-    return serve(neighbours=neighbours) if serve is not None else calls.serving(neighbours=neighbours)
 
 
 def locate_description(opts: LocateOptions, profile: str | Profile = "article") -> str:
@@ -452,7 +443,7 @@ def evidence_tools(
 
     fixed = not s.per_query
     extended = shown.extended(fixed)
-    tools = [
+    tools: list[BaseTool] = [
         EvidenceTool.from_function(search_evidence, name="search_evidence", description=shown.search_description(fixed),
                                    args_schema=CursorSearchArgs if extended else SearchArgs),
         EvidenceTool.from_function(locate_evidence, name="locate_evidence",
@@ -462,6 +453,7 @@ def evidence_tools(
                                    args_schema=ReadArgs),
     ]
     for t in tools:
+        assert isinstance(t, EvidenceTool)
         t.session = s
         t.on_refusal = s.record_refusal
         t.bound_codes = BOUND_CODES

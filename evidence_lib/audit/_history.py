@@ -143,7 +143,7 @@ def steps(messages: Sequence[BaseMessage]) -> list[Step]:
         if isinstance(m, HumanMessage):
             task += 1
         elif isinstance(m, AIMessage):
-            calls = [(c.get("id"), c.get("name"), c.get("args")) for c in m.tool_calls]
+            calls: list[tuple[Any, Any, Any]] = [(c.get("id"), c.get("name"), c.get("args")) for c in m.tool_calls]
             calls += [(c.get("id"), c.get("name"), None) for c in m.invalid_tool_calls]
             for pos, (cid, name, args) in enumerate(calls):
                 s = Step(task, i, pos, cid if isinstance(cid, str) else "", name if isinstance(name, str) else "",
@@ -173,7 +173,7 @@ def _resolve_in_order(all_steps: list[Step]) -> None:
     back to the steps that showed text (a step whose text it reads differently is left as it is).
     """
     done = sorted((s for s in all_steps if s.result_index is not None and s.status != "error"),
-                  key=lambda s: s.result_index)
+                  key=lambda s: s.result_index or 0)
     if not any(isinstance(p.get("sha256"), str) and p["sha256"].startswith("#") for s in done for p in s.pages()):
         return  # no compact text in this history: nothing to fill in
     from ..profiles._compact import excerpts
@@ -185,6 +185,7 @@ def _resolve_in_order(all_steps: list[Step]) -> None:
         if len(mine) == len(views) and all(x is not None and (x.doc_id, x.start, x.end) == (v.get("doc_id"),
                                            v.get("start"), v.get("end")) for x, v in zip(mine, views)):
             for x, v in zip(mine, views):
+                assert x is not None  # (checked above)
                 v["revision"], v["sha256"] = x.revision, x.sha256
 
 

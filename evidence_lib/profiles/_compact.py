@@ -110,9 +110,9 @@ def window(text: str, start: int, end: int, before: int = WINDOW_BEFORE, after: 
     if s < 0:  # no sentence start in reach: start at a line start (or a word start) instead of mid-word
         nl = text.rfind("\n", lo, start)
         s = nl + 1 if nl >= 0 else (lo if lo == 0 or text[lo - 1].isspace() else text.find(" ", lo, start) + 1 or lo)
-    m = _SENTENCE_END.search(text, end, hi)
-    if m:
-        e = m.start() if m[0].startswith("\n") else m.end()
+    stop = _SENTENCE_END.search(text, end, hi)
+    if stop:
+        e = stop.start() if stop[0].startswith("\n") else stop.end()
     else:
         nl = text.rfind("\n", end, hi)
         e = nl if nl >= 0 else hi
@@ -129,7 +129,7 @@ _RUNS = re.compile(rf"{CJK_WORD_RUN.pattern}|[^\W{CJK_CLASS}]+")
 def query_words(text: str) -> frozenset[str]:
     """The words an excerpt is ranked by: other words of 3+ characters, and character pairs of runs of CJK word
     characters (:mod:`evidence_lib._text`)."""
-    out = set()
+    out: set[str] = set()
     for run in _RUNS.findall(text.lower()):
         if is_cjk(run[0]):
             out.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
@@ -161,7 +161,7 @@ class ManifestRow:
 def content_revision(revision: str, sha256: str | None) -> bool:
     """Whether ``revision`` is the content's own fingerprint (hex digits the sha256 starts with, as a folder corpus
     computes it): the content handle shown with every excerpt carries it, so a manifest row need not repeat it."""
-    return bool(sha256) and len(revision) >= HANDLE_HEX and sha256.startswith(revision)
+    return sha256 is not None and len(revision) >= HANDLE_HEX and sha256.startswith(revision)
 
 
 def compact_manifest(rows: Sequence[ManifestRow], first: int, total: int, next_cursor: int | None, *,
@@ -370,13 +370,14 @@ def _from_compact(content: str, revisions: dict[str, str], handles: dict[tuple[s
         return []
     if not first.startswith("locate"):
         return []
-    out, current = [], None
+    out: list[Excerpt] = []
+    current: tuple[str, str] | None = None
     for line in rest.split("\n"):
-        h = _DOC_HEADER.match(line)
-        if h and (hndl := _handle_of(h[2] and _untoken(h[2]), h[3])) is not None:
-            d = _untoken(h[1])
-            if h[2] is not None:
-                revisions[d] = _untoken(h[2])
+        head = _DOC_HEADER.match(line)
+        if head and (hndl := _handle_of(head[2] and _untoken(head[2]), head[3])) is not None:
+            d = _untoken(head[1])
+            if head[2] is not None:
+                revisions[d] = _untoken(head[2])
             current = (d, hndl)
             continue
         sp = _SPAN.match(line)
@@ -441,9 +442,11 @@ def manifest_rows(content: str) -> tuple[list[tuple[str, str, str]], int, int | 
     rows = []
     for line in filter(None, rest.split("\n")):
         r = _ROW.match(line)
+        if r is None:
+            continue
         try:
             rows.append((_untoken(r[1]), _untoken(r[2]) if r[2] else common, _untoken(r[3]) if r[3] else ""))
-        except (TypeError, ValueError):  # no row, or a quoted doc_id that is not a JSON string
+        except ValueError:  # a quoted doc_id that is not a JSON string
             continue
     return rows, int(m[1] or m[2]), int(m[4]) if m[4] else None
 
@@ -581,7 +584,8 @@ class CompactProfile(Profile):
             blocks.setdefault(d, []).append((s, e, texts[i]))
             if end > e:
                 runs_on.setdefault(d, {})[s, e] = end
-        shown, reads = [], []
+        shown: list[Block] = []
+        reads: list[ReadRecord] = []
         for d, spans in blocks.items():
             x = by_id[d]
             spans.sort()

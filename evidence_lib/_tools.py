@@ -140,6 +140,9 @@ def page_body(index: IndexProtocol, entry: IndexEntry, p: Page, principal: Princ
 class _Session:
     """What the tools share: the source, the principal bound by the application, the ledger, the profile.
 
+    It checks, admits and charges every call the same way for every profile; what a reply shows is the profile's to
+    compute, from what the session offers it (:class:`~evidence_lib.profiles._base.ToolSession`).
+
     One session serves parallel calls (LangGraph runs one message's calls in threads): each call works on the
     ``index`` it started with (a search running meanwhile changes it for later calls only), and the caches below
     only ever hold what any call may reuse."""

@@ -16,17 +16,12 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from evidence_lib import EvidenceIndex, Ledger, evidence_tools
-from evidence_lib._answers import SYSTEM_PROMPT, format_answer
-from evidence_lib._index import IndexEntry
-from evidence_lib._ledger import ReadRecord
-from evidence_lib._lines import shown_revision
-from evidence_lib._locate import LocateOptions
-from evidence_lib._toolkit import run_tool_call, tool_call
+from evidence_lib import (EvidenceIndex, IndexEntry, Ledger, LocateOptions, ReadRecord, evidence_tools, format_answer,
+                          run_tool_call, tool_call)
 from evidence_lib.audit import check_history, steps
 from evidence_lib.course.article import article_corpus
-from evidence_lib.profiles import PROFILES, Profile, profile_of, register
-from evidence_lib.profiles._base import ToolSession
+from evidence_lib.profiles import ARTICLE, PROFILES, Profile, profile_of, register
+from evidence_lib.profiles._base import ToolSession  # the session as a profile sees it (typed, not Any)
 
 _HEAD = re.compile(r"^(\w+)((?: \w+=\S*)*)$")
 
@@ -44,7 +39,7 @@ class ToyProfile(Profile):
 
     @property
     def system_prompt(self) -> str:
-        return "TOY. " + SYSTEM_PROMPT
+        return "TOY. " + ARTICLE.system_prompt
 
     def search_description(self, fixed: bool) -> str:
         return "List candidates as 'row doc=... rev=...' lines."
@@ -74,7 +69,7 @@ class ToyProfile(Profile):
             e = entries[doc_id]
             text = session.index.text(doc_id, session.principal)
             start, end = text.rfind("\n", 0, offset) + 1, text.find("\n", offset) % (len(text) + 1)
-            read = ReadRecord(doc_id, shown_revision(e.revision), start, end, e.sha256)
+            read = ReadRecord(doc_id, e.revision, start, end, e.sha256)
             lines += [f"hit doc={doc_id} rev={read.revision} sha={e.sha256} start={start} end={end}", text[start:end]]
             shown.append(read)
         return "\n".join(lines), shown

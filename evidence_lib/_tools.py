@@ -309,7 +309,7 @@ class _Session:
         principal may see, after over-fetching (issue 16): never a count of hidden documents. ``None`` otherwise,
         and always for a retriever that filters before ranking (then an empty slot only means fewer matches)."""
         empty, k = getattr(self.last, "unfilled", None), getattr(self.last, "requested", None)
-        if not self.per_query or not empty or getattr(self.last, "prefiltered", False):
+        if not self.per_query or not empty or k is None or getattr(self.last, "prefiltered", False):
             return None
         return empty, k
 

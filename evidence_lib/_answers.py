@@ -36,7 +36,7 @@ from ._ids import DOC_ID, is_doc_id
 from ._lines import quoted
 from ._spans import Span, is_range
 
-__all__ = ["COMPACT_SYSTEM_PROMPT", "INSUFFICIENT", "SOURCES", "SYSTEM_PROMPT", "SYSTEM_PROMPTS", "CitedRange",
+__all__ = ["COMPACT_SYSTEM_PROMPT", "INSUFFICIENT", "SOURCES", "SYSTEM_PROMPT", "CitedRange",
            "FinalAnswer", "format_answer", "insufficient_answer", "parse_answer"]
 
 _CONTRACT_TAIL = """\
@@ -60,7 +60,8 @@ You answer questions from evidence you fetch with three tools. The reading contr
 """ + _CONTRACT_TAIL
 
 #: The same contract for the compact profile's tools (:mod:`evidence_lib.profiles`): a manifest without text, and
-#: locate excerpts that are cited text. Same rules 4-6, same answer format.
+#: locate excerpts that are cited text. Same rules 4-6, same answer format. A profile's prompt is its
+#: ``system_prompt`` (these two are the built-in profiles').
 COMPACT_SYSTEM_PROMPT = """\
 You answer questions from evidence you fetch with three tools. The reading contract:
 1. Start with search_evidence. Its manifest (doc_id, title, and each document's revision: in the first line when
@@ -72,9 +73,6 @@ You answer questions from evidence you fetch with three tools. The reading contr
    were shown (you may add the handle: d03@2026-10-27#145412). Never cite text you were not shown, and cite the
    revision shown, not an older one.
 """ + _CONTRACT_TAIL
-
-#: The system prompt per tool profile (``evidence_tools(..., profile=...)``).
-SYSTEM_PROMPTS = {"article": SYSTEM_PROMPT, "compact": COMPACT_SYSTEM_PROMPT}
 
 SOURCES = "Sources:"
 INSUFFICIENT = "INSUFFICIENT EVIDENCE:"

@@ -240,7 +240,10 @@ class EvidenceIndex:
     def snapshot(self, doc_id: str, principal: Principal | None = None) -> Snapshot:
         """Read the stored bytes once, check them against the index, decode those same bytes (once per call
         inside :meth:`serving`)."""
-        e = self.entry(doc_id, principal, "read")
+        return self._verified(self.entry(doc_id, principal, "read"))
+
+    def _verified(self, e: IndexEntry) -> Snapshot:
+        """``e``'s text, read and checked (once per call inside :meth:`serving`); ``e`` was looked up already."""
         call = calls.current()
         if call is None:
             return self._read_verified(e)
@@ -267,7 +270,7 @@ class EvidenceIndex:
         """A verified range of one document (the whole stored file is read and re-hashed)."""
         e = self.entry(doc_id, principal, "read")
         start, end = text_range(e, start, end)
-        return self.snapshot(e.doc_id, principal).text[start:end]
+        return self._verified(e).text[start:end]  # looked up once: the access check above is this read's
 
     def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
              first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:

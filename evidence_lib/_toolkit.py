@@ -7,7 +7,8 @@ the way an agent loop would and always returns a ``ToolMessage``, never raises.
 Arguments are checked *before* langchain-core sees them: ``BaseTool.run`` formats the raw input
 with ``str()`` for its callbacks (a 5,000-digit integer cannot be formatted) and skips validation
 entirely for a schema without fields (a smuggled ``principal`` would be ignored). Overriding the
-public ``run``/``arun`` keeps us off private hooks.
+public ``run``/``arun`` keeps the check in front of everything; ``_parse_input`` is overridden only so that what they
+validated is not validated a second time (one validation per call).
 """
 
 from __future__ import annotations
@@ -123,7 +124,13 @@ def check_args(schema: type[BaseModel] | None, tool_input: Any,
     ``codes`` maps a field to the code its bound violations raise (``limit`` → ``invalid_page_bounds``),
     so the schema stays the single source of truth for bounds while refusals keep stable codes.
     """
-    codes = codes or {}
+    return _validated(schema, tool_input, codes or {})[0]
+
+
+def _validated(schema: type[BaseModel] | None, tool_input: Any,
+               codes: Mapping[str, str]) -> tuple[dict[str, Any], BaseModel | None]:
+    """:func:`check_args`: the arguments made safe to format, and the model ``schema`` validated them into (the one
+    validation a tool call gets: ``None`` without a schema)."""
     fields = list(schema.model_fields) if schema is not None else []
     if isinstance(tool_input, str) and len(fields) == 1:
         tool_input = {fields[0]: tool_input}  # langchain-core's single-string shorthand
@@ -134,9 +141,9 @@ def check_args(schema: type[BaseModel] | None, tool_input: Any,
     if problems:
         raise _refusal(problems, codes)
     if schema is None:
-        return tool_input
+        return tool_input, None
     try:
-        schema.model_validate(tool_input)
+        return tool_input, schema.model_validate(tool_input)
     except ValidationError as e:
         problems = [
             {"field": ".".join(e for e in (echo(p) for p in err["loc"]) if e is not None) or None,
@@ -144,7 +151,13 @@ def check_args(schema: type[BaseModel] | None, tool_input: Any,
             for err in e.errors(include_url=False, include_input=False, include_context=False)
         ]
         raise _refusal(problems, codes) from None
-    return tool_input
+
+
+class _Checked(dict):  # type: ignore[type-arg]
+    """Arguments :meth:`EvidenceTool.run` checked: as given (what langchain-core's callbacks show), with the keyword
+    arguments the one validation made of them (``kwargs``: every field, defaults filled in as the schema says)."""
+
+    kwargs: dict[str, Any]
 
 
 class EvidenceTool(StructuredTool):
@@ -164,16 +177,28 @@ class EvidenceTool(StructuredTool):
     session: Any = None
 
     def _checked(self, tool_input: Any) -> dict[str, Any]:
-        schema = self.args_schema if isinstance(self.args_schema, type) else None
+        schema = self.args_schema if isinstance(self.args_schema, type) and issubclass(self.args_schema, BaseModel) \
+            else None
         try:
             if self.before_call is not None:
                 self.before_call()
-            return check_args(schema, tool_input, self.bound_codes)
+            given, model = _validated(schema, tool_input, self.bound_codes)
         except EvidenceError as e:
             answer = self.on_refusal(self.name, e) if self.on_refusal is not None else None
             if isinstance(answer, EvidenceError) and answer is not e:
                 raise answer from None
             raise
+        checked = _Checked(given)
+        checked.kwargs = given if model is None else {k: getattr(model, k) for k in type(model).model_fields}
+        return checked
+
+    def _parse_input(self, tool_input: str | dict[str, Any], tool_call_id: str | None) -> str | dict[str, Any]:
+        """What :meth:`run` checked is validated already: its keyword arguments go to the tool as they are, so a call
+        is validated once (langchain-core would validate the same model again here); anything else as langchain-core
+        does."""
+        if isinstance(tool_input, _Checked):
+            return dict(tool_input.kwargs)
+        return super()._parse_input(tool_input, tool_call_id)
 
     def run(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
         """One tool call, in a call scope of its own (:func:`evidence_lib._calls.serving`): what it verifies, fetches

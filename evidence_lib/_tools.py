@@ -8,12 +8,9 @@ tool call the way an agent loop would and always returns a ``ToolMessage``.
 from __future__ import annotations
 
 import threading
-import unicodedata
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
-from itertools import islice
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import astuple, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field, create_model
@@ -24,14 +21,13 @@ from ._errors import EvidenceError, to_json
 from ._index import EvidenceIndex, IndexEntry, IndexProtocol
 from ._ledger import Ledger
 from ._lines import MAX_REVISION_CHARS, cut, shown_revision
-from ._locate import NO_MATCH_NOTE, LocateOptions, match_end_within, shape, wrap_points
+from ._locate import LocateOptions
 from ._measure import utf8_bytes
-from ._paging import BOUND_CODES, MAX_PAGE_CHARS, Page, batch, check_int, page_reply, page_request
+from ._paging import BOUND_CODES, MAX_PAGE_CHARS, Page, check_int, page_reply, page_request
+from ._handles import handle, handle_length
 from .profiles._article import ARTICLE
-from .profiles._compact import WINDOW_AFTER, WINDOW_BEFORE, Block, handle, handle_length, query_words, window
 from .profiles._base import Profile
 from .profiles._registry import profile_of
-from .profiles._compact import (COMPACT_EXCERPTS)
 from ._toolkit import MAX_QUERY_CHARS, EvidenceTool, StrictArgs, run_tool_call, tool_call
 
 __all__ = ["DEFAULT_PAGE_CHARS", "MANIFEST_LIMIT", "MAX_MANIFEST_BYTES", "MAX_MANIFEST_LIMIT",
@@ -47,18 +43,6 @@ MAX_MANIFEST_BYTES = 16_000
 #: Titles longer than this are cut in the manifest, ending with TRUNCATED; a revision is cut to
 #: MAX_REVISION_CHARS wherever it is shown (``lines.shown_revision``).
 MAX_TITLE_CHARS = 120
-#: Most matches one compact locate looks at (each gets an excerpt window); the count shown says if it stopped there.
-MAX_LOCATE_MATCHES = 500
-#: Excerpts shown are those nearly as relevant as the best: at most this many fewer query words than it holds.
-RELEVANCE_CUT = 2
-#: Longest compact excerpt: windows of one document merge only up to this many characters ...
-MAX_EXCERPT_CHARS = 480
-#: ... when they overlap, touch, or leave at most this many characters between them (shown as part of the excerpt).
-EXCERPT_GAP_CHARS = 0
-#: Longest part of one match an excerpt shows, so that with its window (WINDOW_BEFORE back, WINDOW_AFTER on) one
-#: excerpt stays within MAX_EXCERPT_CHARS. A longer match (a line wrap with deep indentation, issue 10) is shown from
-#: its start, and the reply says at which offset it ends (``profiles.CONTINUES_NOTE``).
-MAX_MATCH_SHOWN = MAX_EXCERPT_CHARS - WINDOW_BEFORE - WINDOW_AFTER
 #: Bytes kept free for {"candidates": ..., "omitted": n, "note": ...} around the rows.
 MANIFEST_ENVELOPE_BYTES = 200
 
@@ -152,24 +136,12 @@ def page_body(index: IndexProtocol, entry: IndexEntry, p: Page, principal: Princ
     return page_reply(labels, p, text)  # labels, start, end, total_chars, next_offset, text
 
 
-@dataclass(frozen=True)
-class Located:
-    """What one excerpt locate found (:meth:`_Session.excerpt_locate`), for a profile to render."""
-
-    blocks: list[Block]  # per document shown, its excerpts
-    doc_id: str | None  # the one document searched, or None for the whole snapshot
-    total: int  # matches counted (at most MAX_LOCATE_MATCHES)
-    documents: int  # documents holding them
-    next_cursor: int | None
-    more: bool  # counting stopped at MAX_LOCATE_MATCHES
-    others: list[tuple[str, int]]  # (doc_id, matches) of matching documents shown without an excerpt
-    reads: list[tuple]  # (doc_id, revision, start, end, sha256) of every excerpt shown
-    partial: bool = False  # it covered only the last search's snapshot: the source cannot enumerate its documents
-
-
 @dataclass
 class _Session:
     """What the tools share: the source, the principal bound by the application, the ledger, the profile.
+
+    It checks, admits and charges every call the same way for every profile; what a reply shows is the profile's to
+    compute, from what the session offers it (:class:`~evidence_lib.profiles._base.ToolSession`).
 
     One session serves parallel calls (LangGraph runs one message's calls in threads): each call works on the
     ``index`` it started with (a search running meanwhile changes it for later calls only), and the caches below
@@ -184,9 +156,11 @@ class _Session:
     _index: Any = field(default=None, repr=False)  # the source, a snapshot, or a Reach (snapshot + the rest)
     last: Any = None  # over a retriever: the last query's snapshot (what search lists)
     query: str | None = None
-    rev_shown: set = field(default_factory=set)  # compact: (doc_id, revision) the model was shown this snapshot
-    handles: dict = field(default_factory=dict)  # compact: the snapshot's handle length, per snapshot object
-    nfc_texts: dict = field(default_factory=dict)  # NFC locate: sha256 -> whether that text is NFC (read once)
+    #: (doc_id, revision) the model was shown this snapshot (a profile shows each revision once: compact)
+    rev_shown: set[tuple[str, str]] = field(default_factory=set)
+    #: the snapshot's handle length, per snapshot object (content handles: compact)
+    handles: dict[tuple[int, Any], int] = field(default_factory=dict)
+    nfc_texts: dict[str, bool] = field(default_factory=dict)  # NFC locate: sha256 -> whether that text is NFC
     doc_ids: Any = None  # over a retriever: the task's registry of ids (retrieval.snapshot.DocIds), made on first use
     _shown_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     generation: Any = None  # over a retriever: the source's generation the snapshot was taken at (refresh)
@@ -206,7 +180,7 @@ class _Session:
             self.index = self.source
 
     @property
-    def index(self) -> Any:
+    def index(self) -> IndexProtocol:
         """What read and locate work on: within a tool call, the index the call started with (kept on the call)."""
         call = calls.current()
         if call is None:
@@ -255,7 +229,7 @@ class _Session:
         self.query, self.last, self.index = query, last, index
         self.rev_shown, self.handles = set(), {}  # (the ids a new generation gave its texts came with the snapshot)
 
-    def _view(self, index: Any) -> list[tuple[str, str, str]]:
+    def _view(self, index: IndexProtocol) -> list[tuple[str, str, str]]:
         """What the principal may discover of ``index``, in order: (doc_id, revision, sha256) per entry."""
         return [(e.doc_id, e.revision, e.sha256) for e in index.visible(self.principal, "discover")]
 
@@ -264,7 +238,7 @@ class _Session:
         """Whether a whole-scope locate covers every document the principal may read (not only the last snapshot)."""
         return not self.per_query or self.index is not self.last
 
-    def guarded(self, tool: str, fn, *args):
+    def guarded(self, tool: str, fn: Callable[..., str], *args: Any) -> str:
         """Run one tool's body in its call scope (:func:`evidence_lib._calls.within`: the tool call's own); a refusal
         is recorded once the call's reads are over."""
         try:
@@ -335,7 +309,7 @@ class _Session:
         principal may see, after over-fetching (issue 16): never a count of hidden documents. ``None`` otherwise,
         and always for a retriever that filters before ranking (then an empty slot only means fewer matches)."""
         empty, k = getattr(self.last, "unfilled", None), getattr(self.last, "requested", None)
-        if not self.per_query or not empty or getattr(self.last, "prefiltered", False):
+        if not self.per_query or not empty or k is None or getattr(self.last, "prefiltered", False):
             return None
         return empty, k
 
@@ -358,7 +332,7 @@ class _Session:
         other one in corpus order (:meth:`reach`)."""
         return [e for e in self.index.visible(self.principal, "discover") if allowed(e.access, self.principal, "read")]
 
-    def doc_order(self, entries: Sequence[IndexEntry], counts: dict[str, int]) -> dict[str, tuple]:
+    def doc_order(self, entries: Sequence[IndexEntry], counts: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
         """How a locate ranks the documents with matches: those the last search ranked, in its rank (a fixed index:
         build order), then the others by their match count, most first, then in corpus order."""
         ranked = {e.doc_id for e in self.last} if self.per_query else None
@@ -376,8 +350,8 @@ class _Session:
 
     # -- locate ---------------------------------------------------------------------------
     def locate(self, term: str, doc_id: str | None = None, cursor: int = 0, query: str | None = None) -> str:
-        """One locate call: checked, admitted, served as one call of the index (:func:`serving`), charged once.
-        ``query``: rank by those words from now on, as a search would (:meth:`use_query`), without a manifest."""
+        """One locate call: checked, admitted, served in the tool call's scope (:func:`evidence_lib._calls.serving`),
+        charged once. ``query``: rank by those words from now on, as a search would (:meth:`use_query`), without a manifest."""
         check_int(cursor, 0)
         opts = self.locate_options
         if not isinstance(term, str) or not 1 <= len(term) <= opts.max_term_chars:
@@ -390,134 +364,9 @@ class _Session:
         if query is not None:
             self.use_query(query)  # before the doc_id is looked up: the snapshot is part of what locate covers
         entry = self.index.entry(doc_id, self.principal, "read") if doc_id is not None else None
-        with calls.within(neighbours=self.profile.serves_neighbours):  # the tool call's scope (:func:`serving`)
-            content, excerpts = self.profile.locate(self, term, entry, cursor)
-        return self._charge("locate_evidence", content, excerpts=excerpts)  # after the call's last check
-
-    def offset_locate(self, term: str, entry: IndexEntry | None, cursor: int) -> Any:
-        """Offsets, never text (the article's locate): every match of one document with a cursor, or the first
-        per document; the reply body for the profile to render."""
-        opts = self.locate_options
-        if entry is not None:  # every match in one document, with a cursor
-            every = list(self.index.find(term, [entry.doc_id], self.principal, first_only=False, options=opts))
-            chunk, nxt = batch(every, cursor, opts.max_doc_matches)
-            body: dict[str, Any] = {"term": term, "doc_id": entry.doc_id, "matches": [o for _, o in chunk],
-                                    "next_cursor": nxt, "total_matches": len(every)}
-            if not every:
-                body["note"] = NO_MATCH_NOTE
-            return body
-        doc_ids = [e.doc_id for e in self.readable()]
-        hits = self.index.find(term, doc_ids, self.principal, first_only=not opts.paged, options=opts)
-        return shape(hits, term, opts, cursor=cursor)
-
-    def excerpt_locate(self, term: str, only: IndexEntry | None, cursor: int) -> Located:
-        """Excerpts around the matches (the compact locate), the best first, with per-document counts and a cursor.
-
-        Every match (up to ``MAX_LOCATE_MATCHES``) gets a sentence window bounded in characters; windows of one
-        document that overlap or touch merge into one excerpt (up to ``MAX_EXCERPT_CHARS``). Excerpts are ranked
-        first those of documents the last search ranked (all of a fixed index's), then by how many words of the last
-        search query they hold, then breadth first (each document's first excerpt before any second one), then by
-        document (:meth:`doc_order`: the search's rank, then match counts). A page shows at most
-        ``COMPACT_EXCERPTS`` of them (``max_doc_matches`` inside one document), only those within ``RELEVANCE_CUT``
-        query words of the best,
-        grouped by document; an ``also:`` line names the other documents with matches, and the cursor pages on.
-        """
-        opts = self.locate_options
-        entries = [only] if only is not None else self.readable()
-        rank = {e.doc_id: i for i, e in enumerate(entries)}
-        by_id = {e.doc_id: e for e in entries}
-        hits = islice(self.index.find(term, list(rank), self.principal, first_only=False, options=opts),
-                      MAX_LOCATE_MATCHES)
-        units: list[list] = []  # [doc_id, start, end, matches, furthest match end]
-        counts: dict[str, int] = {}
-        for d, offset in hits:
-            counts[d] = counts.get(d, 0) + 1
-            end = self._match_end(by_id[d], offset, term)
-            s, e = self._window(by_id[d], offset, end)
-            if units and units[-1][0] == d and s <= units[-1][2] + EXCERPT_GAP_CHARS \
-                    and max(e, units[-1][2]) - units[-1][1] <= MAX_EXCERPT_CHARS:
-                # windows that overlap or touch (or leave a gap of at most EXCERPT_GAP_CHARS) merge, up to a bound
-                units[-1][2] = max(e, units[-1][2])
-                units[-1][3] += 1
-                units[-1][4] = max(end, units[-1][4])
-            else:
-                units.append([d, s, e, 1, end])
-        words = query_words(self.query or "")
-        doc_rank = self.doc_order(entries, counts)
-        texts = [self.index.text(d, self.principal, s, e) for d, s, e, *_ in units]
-        nth: dict[str, int] = {}
-        order = []
-        for i, (d, s, *_) in enumerate(units):
-            nth[d] = nth.get(d, 0) + 1
-            lowered = texts[i].lower()
-            # the documents the search ranked before the others, then by query words, breadth first, by document
-            order.append((doc_rank[d][0], -sum(1 for w in words if w in lowered), nth[d], doc_rank[d], s, i))
-        order.sort()
-        size = opts.max_doc_matches if only is not None else min(opts.max_positions, COMPACT_EXCERPTS)
-        chosen = order[cursor: cursor + size]
-        if RELEVANCE_CUT and chosen and -chosen[0][1] > 0:  # keep the excerpts nearly as good as the best
-            best = -chosen[0][1]
-            chosen = [k for k in chosen if -k[1] >= best - RELEVANCE_CUT] or chosen[:1]
-        nxt = cursor + len(chosen) if cursor + len(chosen) < len(order) else None
-        blocks: dict[str, list] = {}
-        runs_on: dict[str, dict] = {}  # per document, (start, end) of an excerpt whose match goes on -> its end
-        for *_, i in chosen:
-            d, s, e, _, end = units[i]
-            blocks.setdefault(d, []).append((s, e, texts[i]))
-            if end > e:
-                runs_on.setdefault(d, {})[s, e] = end
-        shown, reads = [], []
-        for d, spans in blocks.items():
-            e = by_id[d]
-            spans.sort()
-            shown.append(Block(d, self.revision_once(e), self.handle_of(e), counts[d], spans, runs_on.get(d, {})))
-            reads.extend((d, shown_revision(e.revision), s, t, e.sha256) for s, t, _ in spans)
-        total = sum(counts.values())
-        others = [(d, n) for d, n in sorted(counts.items(), key=lambda x: doc_rank[x[0]]) if d not in blocks]
-        return Located(shown, only.doc_id if only is not None else None, total, len(counts), nxt,
-                       total >= MAX_LOCATE_MATCHES, others, reads,  # reads: charged by locate, after its last check
-                       partial=only is None and not self.covers_all)
-
-    def _match_end(self, entry: IndexEntry, start: int, term: str) -> int:
-        """Where the match at ``start`` ends: ``start + len(term)``, or later across a line wrap (or NFC runs).
-
-        Read on from ``start`` until the text read holds the match, doubling it from ``MAX_MATCH_SHOWN`` characters: a
-        match an excerpt shows whole costs one bounded read, a longer one (deep indentation) at most about twice its
-        length, and the whole document is never read again per match (issue 11; ``locate.match_end_within``).
-        """
-        opts = self.locate_options
-        if opts.normalization != "NFC" and (not opts.wrapped or not wrap_points(term)):
-            return start + len(term)
-        normalized = opts.normalization != "NFC" or self._nfc_normalized(entry)
-        piece = ""
-        while True:
-            stop = min(entry.chars, start + max(MAX_MATCH_SHOWN, 2 * len(piece)))
-            piece += self.index.text(entry.doc_id, self.principal, start + len(piece), stop)
-            end = match_end_within(piece, term, opts, complete=stop == entry.chars, normalized=normalized)
-            if end is not None:
-                return start + end
-
-    def _nfc_normalized(self, entry: IndexEntry) -> bool:
-        """Whether ``entry``'s text is NFC (how NFC offsets map back, ``locate.nfc_with_map``): one whole read per
-        content (its sha256), however many matches it holds."""
-        if entry.sha256 not in self.nfc_texts:
-            text = self.index.text(entry.doc_id, self.principal)
-            self.nfc_texts[entry.sha256] = unicodedata.is_normalized("NFC", text)
-        return self.nfc_texts[entry.sha256]
-
-    def _window(self, entry: IndexEntry, start: int, end: int) -> tuple[int, int]:
-        """:func:`~evidence_lib.profiles.window` around ``[start, end)``, from only the text it can reach: at most
-        ``MAX_EXCERPT_CHARS``. A match longer than ``MAX_MATCH_SHOWN`` (issue 10) is cut: the window ends at the
-        last character of its first ``MAX_MATCH_SHOWN`` that is not white space (the reply says where it ends)."""
-        cut = end - start > MAX_MATCH_SHOWN
-        last = start + MAX_MATCH_SHOWN if cut else end  # the end of the part of the match shown
-        base = max(0, start - WINDOW_BEFORE - 1)  # one character more: window() looks at the one before its reach
-        sub = self.index.text(entry.doc_id, self.principal, base, min(entry.chars, last if cut else end + WINDOW_AFTER))
-        if cut:
-            sub = sub[:max(start + 1 - base, len(sub.rstrip()))]
-            last = base + len(sub)
-        s, e = window(sub, start - base, last - base)
-        return base + s, base + e
+        with calls.within(neighbours=self.profile.serves_neighbours):  # the tool call's scope
+            content, shown = self.profile.locate(self, term, entry, cursor)
+        return self._charge("locate_evidence", content, excerpts=[astuple(r) for r in shown])  # after its last check
 
     # -- read -----------------------------------------------------------------------------
     def read(self, doc_id: str, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS) -> str:
@@ -552,14 +401,6 @@ def check_query(query: Any) -> None:
     """A query is a string of 1 to ``MAX_QUERY_CHARS`` characters, else ``invalid_query``."""
     if not isinstance(query, str) or not 1 <= len(query) <= MAX_QUERY_CHARS:
         raise EvidenceError("invalid_query")
-
-
-def serving(index: Any, *, neighbours: bool = False) -> AbstractContextManager[Any]:
-    """One call of ``index``, a call of its own (:func:`evidence_lib._calls.serving`; every tool call opens one): a
-    store snapshot fetches and verifies each chunk once and checks that it is published once
-    (:meth:`~evidence_lib.store.StoreSnapshot.serving`), an index reads and verifies each document once."""
-    serve = getattr(index, "serving", None)
-    return serve(neighbours=neighbours) if serve is not None else calls.serving(neighbours=neighbours)
 
 
 def locate_description(opts: LocateOptions, profile: str | Profile = "article") -> str:
@@ -605,7 +446,7 @@ def evidence_tools(
 
     fixed = not s.per_query
     extended = shown.extended(fixed)
-    tools = [
+    tools: list[BaseTool] = [
         EvidenceTool.from_function(search_evidence, name="search_evidence", description=shown.search_description(fixed),
                                    args_schema=CursorSearchArgs if extended else SearchArgs),
         EvidenceTool.from_function(locate_evidence, name="locate_evidence",
@@ -615,6 +456,7 @@ def evidence_tools(
                                    args_schema=ReadArgs),
     ]
     for t in tools:
+        assert isinstance(t, EvidenceTool)
         t.session = s
         t.on_refusal = s.record_refusal
         t.bound_codes = BOUND_CODES

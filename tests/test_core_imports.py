@@ -35,7 +35,7 @@ def test_import_evidence_lib_loads_the_protocol_core_only():
     assert set(mods) == {"evidence_lib", *(f"evidence_lib.{m}" for m in (
         "_access", "_answers", "_calls", "_citations", "_clock", "_documents", "_errors", "_handles", "_ids", "_index",
         "_ledger", "_lines", "_locate", "_measure", "_paging", "_spans", "_text", "_toolkit", "_tools", "profiles",
-        "profiles._article", "profiles._base", "profiles._compact", "profiles._registry"))}
+        "profiles._article", "profiles._base", "profiles._compact", "profiles._offloaded", "profiles._registry"))}
 
 
 def test_the_course_loads_only_when_it_is_imported():

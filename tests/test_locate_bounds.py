@@ -24,7 +24,13 @@ from evidence_lib._ledger import Budget, Ledger
 from evidence_lib._locate import find_spans, match_end_within
 from evidence_lib._tools import MAX_EXCERPT_CHARS, MAX_MATCH_SHOWN
 from evidence_lib.profiles import excerpts
-from evidence_lib.profiles._compact import WINDOW_AFTER, WINDOW_BEFORE, located_documents
+from evidence_lib.profiles._compact import (
+    MAX_EXCERPT_CHARS,
+    MAX_MATCH_SHOWN,
+    WINDOW_AFTER,
+    WINDOW_BEFORE,
+    located_documents,
+)
 from evidence_lib.store import SQLiteStore
 
 T0 = datetime(2026, 12, 1, 9, tzinfo=UTC)

@@ -16,7 +16,7 @@ from mcp.shared.exceptions import McpError  # noqa: E402
 from mcp_kit import BOB_TOKEN, LIMITS, TRANSPORTS, ask, corpus, mcp_session, task_of, tokens, \
     write_corpus  # noqa: E402, F401 - corpus and tokens are fixtures
 
-from evidence_lib._answers import SYSTEM_PROMPTS  # noqa: E402
+from evidence_lib.profiles import COMPACT  # noqa: E402
 from evidence_lib._ledger import Budget  # noqa: E402
 from evidence_lib._paging import MAX_PAGE_CHARS  # noqa: E402
 
@@ -63,7 +63,7 @@ async def test_the_reading_contract_is_a_prompt(transport: str, corpus: Path, to
         with pytest.raises(McpError):
             await served.session.get_prompt("no_such_prompt")
     (message,) = plain.messages
-    assert message.role == "user" and SYSTEM_PROMPTS["compact"] in message.content.text
+    assert message.role == "user" and COMPACT.system_prompt in message.content.text
     assert "start_task" in message.content.text and "verify_citations" in message.content.text
     assert asked.messages[0].content.text.endswith("Question: What is the batch limit?")
 

@@ -27,6 +27,8 @@ from evidence_lib._toolkit import run_tool_call, tool_call
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "data" / "profile_replies.json"
 PROFILE_NAMES = ("article", "compact")
+#: Every registered profile: the two above and the middleware's (``offloaded``, the compact format over stored results).
+REGISTERED = (*PROFILE_NAMES, "offloaded")
 ALICE = Principal("acme", "alice")
 
 #: One fixed script per source: (tool, arguments). Every call runs through both profiles, refusals included.
@@ -120,9 +122,9 @@ def run_script(profile: Any) -> dict[str, Any]:
 
 
 def _system_prompts() -> dict[str, str]:
-    from evidence_lib._answers import SYSTEM_PROMPTS
+    from evidence_lib.profiles import profile_of
 
-    return {name: SYSTEM_PROMPTS[name] for name in PROFILE_NAMES}
+    return {name: profile_of(name).system_prompt for name in PROFILE_NAMES}
 
 
 def record() -> None:
@@ -162,7 +164,7 @@ def test_a_profile_object_gives_the_same_replies_as_its_name():
 def test_an_unknown_profile_name_is_refused_as_before():
     import pytest
 
-    with pytest.raises(ValueError, match=r"profile is one of \('article', 'compact'\)"):
+    with pytest.raises(ValueError, match=r"profile is one of \('article', 'compact', 'offloaded'\)"):
         evidence_tools(EvidenceIndex.in_memory(article_corpus()), profile="verbose")
 
 
@@ -284,7 +286,7 @@ def test_a_registered_profile_is_known_by_its_name():
         assert reply.content.startswith("[locate] locate: 1 match")
     finally:
         del PROFILES["bracket"]
-    assert tuple(PROFILES) == PROFILE_NAMES
+    assert tuple(PROFILES) == REGISTERED
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--record"]:

@@ -2,9 +2,9 @@
 
 The offline readers (:mod:`evidence_lib.course.readers`), the checker (:mod:`.checker`) and the audit
 (:mod:`.report`) all read histories through :func:`steps`, so "what a tool returned" is parsed in one place. Tool
-outputs are the article profile's JSON, or anything a parser in :data:`OUTPUT_PARSERS` reads. :func:`compact_output`
-is registered there: it reads the compact profile's replies with :mod:`evidence_lib.profiles` (``excerpts`` and
-``manifest_rows``, the format's own readers) into the same shapes, and :func:`steps` then resolves short hashes with
+outputs are JSON (the article profile's replies, and every refusal), or what a registered profile reads back
+(:meth:`~evidence_lib.profiles.Profile.read_reply`, in the article's shapes: the compact profile reads its replies
+with its own readers, ``excerpts`` and ``manifest_rows``), and :func:`steps` then resolves short hashes with
 ``excerpts`` over the history in order. A compact locate's excerpts are document text the model was shown (the
 ledger records them as reads): :meth:`Step.pages` returns them next to read pages, for citation checks.
 
@@ -17,46 +17,16 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from .._errors import EvidenceError
+from ..profiles._registry import PROFILES
 
-__all__ = ["OUTPUT_PARSERS", "Step", "compact_output", "final_answers", "malformed", "parse_output", "steps", "text_of"]
-
-
-def compact_output(name: str, content: str) -> Any:
-    """A compact-profile reply in the article's shapes, read by :mod:`evidence_lib.profiles`; else ``None``.
-
-    manifest: ``{"candidates": [{doc_id, revision, title}], "total", "omitted", "next_cursor"}`` (no sha256 or
-    preview: the compact manifest has none); locate: ``{"excerpts": [page-like dicts]}``; read: one page dict
-    ``{doc_id, revision, sha256, start, end, text}``, its sha256 the content handle (``#`` + hex). A block that does
-    not repeat its revision leaves it empty here: :func:`steps` fills it in from the history, in order.
-    """
-    from ..profiles._compact import excerpts, manifest_rows  # the compact format's one reader (no langchain)
-
-    if name == "search_evidence":
-        found = manifest_rows(content)
-        if found is None:
-            return None
-        rows, total, nxt = found
-        return {"candidates": [{"doc_id": d, "revision": r, "title": t} for d, r, t in rows], "total": total,
-                "omitted": total - len(rows), "next_cursor": nxt}
-    pages = [{"doc_id": x.doc_id, "revision": x.revision, "sha256": x.sha256, "start": x.start, "end": x.end,
-              "text": x.text} for x in excerpts([content])]
-    if name == "locate_evidence" and content.startswith("locate"):
-        return {"excerpts": pages}
-    if name == "read_evidence" and len(pages) == 1:
-        return pages[0]
-    return None
-
-
-#: Extra parsers for non-JSON tool outputs: ``fn(tool_name, content) -> parsed JSON-like value or None``.
-#: The compact profile's reader is registered; another profile registers its own the same way.
-OUTPUT_PARSERS: list[Callable[[str, str], Any]] = [compact_output]
+__all__ = ["Step", "final_answers", "malformed", "parse_output", "steps", "text_of"]
 
 
 def text_of(message: BaseMessage) -> str:
@@ -74,13 +44,14 @@ def text_of(message: BaseMessage) -> str:
 
 
 def parse_output(name: str, content: str) -> Any:
-    """The parsed body of one tool output (JSON), or what a registered parser makes of it, else ``None``."""
+    """The parsed body of one tool output (JSON), or what the first registered profile that reads it makes of it
+    (:meth:`~evidence_lib.profiles.Profile.read_reply`, in registration order), else ``None``."""
     try:
         return json.loads(content)
     except (TypeError, ValueError):
         pass
-    for parser in OUTPUT_PARSERS:
-        body = parser(name, content)
+    for profile in list(PROFILES.values()):
+        body = profile.read_reply(name, content)
         if body is not None:
             return body
     return None
@@ -172,7 +143,7 @@ def steps(messages: Sequence[BaseMessage]) -> list[Step]:
         if isinstance(m, HumanMessage):
             task += 1
         elif isinstance(m, AIMessage):
-            calls = [(c.get("id"), c.get("name"), c.get("args")) for c in m.tool_calls]
+            calls: list[tuple[Any, Any, Any]] = [(c.get("id"), c.get("name"), c.get("args")) for c in m.tool_calls]
             calls += [(c.get("id"), c.get("name"), None) for c in m.invalid_tool_calls]
             for pos, (cid, name, args) in enumerate(calls):
                 s = Step(task, i, pos, cid if isinstance(cid, str) else "", name if isinstance(name, str) else "",
@@ -202,7 +173,7 @@ def _resolve_in_order(all_steps: list[Step]) -> None:
     back to the steps that showed text (a step whose text it reads differently is left as it is).
     """
     done = sorted((s for s in all_steps if s.result_index is not None and s.status != "error"),
-                  key=lambda s: s.result_index)
+                  key=lambda s: s.result_index or 0)
     if not any(isinstance(p.get("sha256"), str) and p["sha256"].startswith("#") for s in done for p in s.pages()):
         return  # no compact text in this history: nothing to fill in
     from ..profiles._compact import excerpts
@@ -214,6 +185,7 @@ def _resolve_in_order(all_steps: list[Step]) -> None:
         if len(mine) == len(views) and all(x is not None and (x.doc_id, x.start, x.end) == (v.get("doc_id"),
                                            v.get("start"), v.get("end")) for x, v in zip(mine, views)):
             for x, v in zip(mine, views):
+                assert x is not None  # (checked above)
                 v["revision"], v["sha256"] = x.revision, x.sha256
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from .._lines import shown_revision
 from .._measure import approx_tokens, reduction_percent, size_table
 from .._paging import page_reply, page_request
-from .._tools import COMPACT_EXCERPTS, RELEVANCE_CUT, page_body, page_of
+from .._tools import page_body, page_of
 from ..disclosure._session import MAX_PREFETCH_BYTES, PREFETCH_RATE
+from ..profiles._compact import COMPACT_EXCERPTS, RELEVANCE_CUT
 from ..store._common import gram_term
 from ..store._offload import DEFAULT_THRESHOLD_TOKENS, HANDLE_MAX_TOKENS
 from ..store._postgres import scratch_schema

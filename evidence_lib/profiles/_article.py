@@ -13,9 +13,10 @@ from typing import Any
 
 from .._errors import to_json
 from .._index import IndexEntry
-from .._locate import LocateOptions
-from .._paging import MAX_PAGE_CHARS
-from ._base import Profile
+from .._ledger import ReadRecord
+from .._locate import NO_MATCH_NOTE, LocateOptions, shape
+from .._paging import MAX_PAGE_CHARS, batch
+from ._base import Profile, ToolSession
 
 __all__ = ["ARTICLE", "READ_DESCRIPTION", "RETRIEVER_SEARCH_DESCRIPTION", "SEARCH_DESCRIPTION", "UNFILLED_NOTE", "UNSURE_NOTE",
            "ArticleProfile", "json_rows"]
@@ -95,7 +96,7 @@ class ArticleProfile(Profile):
         """The article's literal match."""
         return LocateOptions()
 
-    def manifest(self, session: Any, rows: list[dict[str, object]], cursor: int, total: int,
+    def manifest(self, session: ToolSession, rows: list[dict[str, object]], cursor: int, total: int,
                  next_cursor: int | None, unfilled: tuple[int, int] | None, *, unsure: bool = False) -> str:
         """A bare list when every row is shown; else the rows with what was left out and how to get it."""
         if next_cursor is None and cursor == 0 and unfilled is None and not unsure:
@@ -110,11 +111,29 @@ class ArticleProfile(Profile):
         return to_json({"candidates": rows, "total": total, "omitted": omitted, "next_cursor": next_cursor,
                         "note": note})
 
-    def locate(self, session: Any, term: str, entry: IndexEntry | None, cursor: int) -> tuple[str, list[tuple]]:
-        """Offsets, never text: nothing shown, nothing charged as read."""
-        return to_json(session.offset_locate(term, entry, cursor)), []
+    def locate(self, session: ToolSession, term: str, entry: IndexEntry | None,
+               cursor: int) -> tuple[str, list[ReadRecord]]:
+        """Offsets, never text (:meth:`offset_locate`): nothing shown, nothing charged as read."""
+        return to_json(self.offset_locate(session, term, entry, cursor)), []
 
-    def page(self, session: Any, entry: IndexEntry, body: Mapping[str, Any]) -> str:
+    @staticmethod
+    def offset_locate(session: ToolSession, term: str, entry: IndexEntry | None, cursor: int) -> Any:
+        """Every match of one document with a cursor, or the first per document (all of them when the options
+        page): the reply body, offsets only."""
+        opts = session.locate_options
+        if entry is not None:  # every match in one document, with a cursor
+            every = list(session.index.find(term, [entry.doc_id], session.principal, first_only=False, options=opts))
+            chunk, nxt = batch(every, cursor, opts.max_doc_matches)
+            body: dict[str, Any] = {"term": term, "doc_id": entry.doc_id, "matches": [o for _, o in chunk],
+                                    "next_cursor": nxt, "total_matches": len(every)}
+            if not every:
+                body["note"] = NO_MATCH_NOTE
+            return body
+        doc_ids = [e.doc_id for e in session.readable()]
+        hits = session.index.find(term, doc_ids, session.principal, first_only=not opts.paged, options=opts)
+        return shape(hits, term, opts, cursor=cursor)
+
+    def page(self, session: ToolSession, entry: IndexEntry, body: Mapping[str, Any]) -> str:
         return to_json(body)
 
     def manifest_shown(self, content: str) -> list[tuple[str, str]]:
@@ -130,6 +149,13 @@ class ArticleProfile(Profile):
 
     def next_offset(self, content: str) -> int | None:
         return json.loads(content)["next_offset"]
+
+    def read_reply(self, tool: str, content: str) -> Any:
+        """The article's replies are JSON already: parsed as they are."""
+        try:
+            return json.loads(content)
+        except (TypeError, ValueError):
+            return None
 
 
 ARTICLE = ArticleProfile()

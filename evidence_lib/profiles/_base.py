@@ -12,21 +12,68 @@ register` it to use it by name.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
-from .._index import IndexEntry
+from .._access import Principal
+from .._index import IndexEntry, IndexProtocol
+from .._ledger import ReadRecord
 from .._locate import LocateOptions
 
-__all__ = ["Profile"]
+__all__ = ["Profile", "ToolSession"]
+
+
+class ToolSession(Protocol):
+    """What a profile may ask of the tools' shared session (:class:`evidence_lib._tools._Session`): the index a call
+    works on, who is asking, the locate options in force, and the per-snapshot state every format may show (revisions
+    shown once, content handles). The session checks, admits and charges; the profile computes what to show."""
+
+    #: The principal the application bound into the tools (never a tool argument).
+    principal: Principal | None
+    #: The locate options in force (``evidence_tools(..., locate_options=...)`` or the profile's default).
+    locate_options: LocateOptions
+    #: The last search's query (what a profile may rank by), ``None`` before any search.
+    query: str | None
+    #: What the session learnt of its texts: sha256 -> whether that text is NFC (read once per content).
+    nfc_texts: dict[str, bool]
+
+    @property
+    def index(self) -> IndexProtocol:
+        """What this call reads and locates in (the index it started with)."""
+        ...
+
+    @property
+    def covers_all(self) -> bool:
+        """Whether a whole-scope locate covers every document the principal may read (not only the last snapshot)."""
+        ...
+
+    def readable(self) -> list[IndexEntry]:
+        """Every document the principal may read, in rank order."""
+        ...
+
+    def doc_order(self, entries: Sequence[IndexEntry], counts: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
+        """How a locate ranks the documents with matches (``counts``: matches per doc_id)."""
+        ...
+
+    def revision_once(self, entry: IndexEntry) -> str | None:
+        """The revision to show with ``entry`` (``None``: the model was shown it already this snapshot)."""
+        ...
+
+    def handle_of(self, entry: IndexEntry) -> str:
+        """``entry``'s content handle: ``#`` and the shortest sha256 prefix no other readable document shares."""
+        ...
+
+    def mark_revisions_shown(self, shown: Iterable[tuple[str, str]]) -> None:
+        """``(doc_id, revision)`` pairs a reply showed: later replies leave those revisions out."""
+        ...
 
 
 class Profile(ABC):
     """One reply format of the three tools. Subclasses set :attr:`name` and implement every abstract method.
 
-    ``session`` arguments are the tools' shared session (:class:`evidence_lib._tools._Session`): the profile asks it
-    to compute (``offset_locate``, ``excerpt_locate``) and, for per-snapshot state a format needs (revisions shown
-    once, content handles), ``revision_once``, ``handle_of`` and ``mark_revisions_shown``.
+    ``session`` arguments are the tools' shared session, seen through :class:`ToolSession`: the profile computes what
+    to show from its index (the article's offsets, the compact profile's excerpts) and asks it for the per-snapshot
+    state a format needs (``revision_once``, ``handle_of``, ``mark_revisions_shown``).
     """
 
     #: The name ``evidence_tools(..., profile=...)`` and the registry know it by.
@@ -74,19 +121,19 @@ class Profile(ABC):
 
     # -- what the model sees ---------------------------------------------------------------------------------------
     @abstractmethod
-    def manifest(self, session: Any, rows: list[dict[str, object]], cursor: int, total: int,
+    def manifest(self, session: ToolSession, rows: list[dict[str, object]], cursor: int, total: int,
                  next_cursor: int | None, unfilled: tuple[int, int] | None, *, unsure: bool = False) -> str:
         """A search reply: ``rows`` (manifest entries from ``cursor`` on) of ``total`` the principal may see;
         ``unfilled=(empty, k)`` when a retriever's slots held nothing the caller may see; ``unsure`` when the
         retriever ranks before permissions and cannot be asked for more (the reply says places may be missing)."""
 
     @abstractmethod
-    def locate(self, session: Any, term: str, entry: IndexEntry | None, cursor: int) -> tuple[str, list[tuple]]:
-        """A locate reply and the ranges of text it shows (charged as reads: ``(doc_id, revision, start, end,
-        sha256)``); ``entry``: only that document."""
+    def locate(self, session: ToolSession, term: str, entry: IndexEntry | None,
+               cursor: int) -> tuple[str, list[ReadRecord]]:
+        """A locate reply and the ranges of text it shows (charged as reads); ``entry``: only that document."""
 
     @abstractmethod
-    def page(self, session: Any, entry: IndexEntry, body: Mapping[str, Any]) -> str:
+    def page(self, session: ToolSession, entry: IndexEntry, body: Mapping[str, Any]) -> str:
         """A read reply from the verified page ``body`` (:func:`~evidence_lib._paging.page_reply`) of ``entry``."""
 
     # -- reading replies back (the eval flows) ---------------------------------------------------------------------
@@ -109,4 +156,12 @@ class Profile(ABC):
     @abstractmethod
     def next_offset(self, content: str) -> int | None:
         """Where a read reply says the next page starts (``None`` at the end)."""
+
+    @abstractmethod
+    def read_reply(self, tool: str, content: str) -> Any:
+        """A reply of ``tool`` in this format, read back in the article's shapes (what the audit reads:
+        :func:`evidence_lib.audit.steps`), else ``None``: a manifest is a list of rows or ``{"candidates": [...],
+        ...}``; a locate ``{"matches": [...]}`` (offsets) or ``{"excerpts": [page dicts]}`` (text shown); a read one
+        page dict ``{doc_id, revision, sha256, start, end, text}``. A registered profile's replies are read by the
+        audit without anything else to register."""
 

@@ -30,23 +30,27 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any
 
+from .._citations import Excerpt
 from .._handles import HANDLE_HEX, handle, handle_length, matches_handle
 from .._index import IndexEntry
+from .._ledger import ReadRecord
 from .._lines import quoted, shown_revision, text_line, token
-from .._locate import LocateOptions
+from .._locate import LocateOptions, match_end_within, wrap_points
 from .._paging import MAX_PAGE_CHARS
 from .._spans import is_range
 from .._text import CJK_CLASS, CJK_WORD_RUN, is_cjk
-from .._citations import Excerpt
-from ._base import Profile
+from ._base import Profile, ToolSession
 
 __all__ = ["COMPACT", "COMPACT_EXCERPTS", "COMPACT_READ_DESCRIPTION", "COMPACT_SEARCH_DESCRIPTION",
-           "COMPACT_TITLE_CHARS", "CONTINUES_NOTE", "MAX_ALSO", "PARTIAL_NOTE", "WINDOW_AFTER", "WINDOW_BEFORE",
-           "Block", "CompactProfile", "ManifestRow", "compact_locate", "compact_manifest", "compact_page",
+           "COMPACT_TITLE_CHARS", "CONTINUES_NOTE", "EXCERPT_GAP_CHARS", "MAX_ALSO", "MAX_EXCERPT_CHARS",
+           "MAX_LOCATE_MATCHES", "MAX_MATCH_SHOWN", "PARTIAL_NOTE", "RELEVANCE_CUT", "WINDOW_AFTER", "WINDOW_BEFORE",
+           "Block", "CompactProfile", "Located", "ManifestRow", "compact_locate", "compact_manifest", "compact_page",
            "content_revision", "excerpts", "located_documents", "manifest_rows", "next_number", "query_words",
            "window"]
 
@@ -65,6 +69,18 @@ PARTIAL_NOTE = "(covered: the last search's candidates only; search with other w
 #: Most excerpts one whole-snapshot compact locate shows (the best first; the "also:" line names the other
 #: documents with matches, and the cursor pages on).
 COMPACT_EXCERPTS = 3
+#: Most matches one compact locate looks at (each gets an excerpt window); the count shown says if it stopped there.
+MAX_LOCATE_MATCHES = 500
+#: Excerpts shown are those nearly as relevant as the best: at most this many fewer query words than it holds.
+RELEVANCE_CUT = 2
+#: Longest compact excerpt: windows of one document merge only up to this many characters ...
+MAX_EXCERPT_CHARS = 480
+#: ... when they overlap, touch, or leave at most this many characters between them (shown as part of the excerpt).
+EXCERPT_GAP_CHARS = 0
+#: Longest part of one match an excerpt shows, so that with its window (WINDOW_BEFORE back, WINDOW_AFTER on) one
+#: excerpt stays within MAX_EXCERPT_CHARS. A longer match (a line wrap with deep indentation, issue 10) is shown from
+#: its start, and the reply says at which offset it ends (:data:`CONTINUES_NOTE`).
+MAX_MATCH_SHOWN = MAX_EXCERPT_CHARS - WINDOW_BEFORE - WINDOW_AFTER
 
 COMPACT_SEARCH_DESCRIPTION = (
     "Search the evidence and list the candidates, best first, one per line: doc_id, then title. No text. The first "
@@ -94,9 +110,9 @@ def window(text: str, start: int, end: int, before: int = WINDOW_BEFORE, after: 
     if s < 0:  # no sentence start in reach: start at a line start (or a word start) instead of mid-word
         nl = text.rfind("\n", lo, start)
         s = nl + 1 if nl >= 0 else (lo if lo == 0 or text[lo - 1].isspace() else text.find(" ", lo, start) + 1 or lo)
-    m = _SENTENCE_END.search(text, end, hi)
-    if m:
-        e = m.start() if m[0].startswith("\n") else m.end()
+    stop = _SENTENCE_END.search(text, end, hi)
+    if stop:
+        e = stop.start() if stop[0].startswith("\n") else stop.end()
     else:
         nl = text.rfind("\n", end, hi)
         e = nl if nl >= 0 else hi
@@ -113,7 +129,7 @@ _RUNS = re.compile(rf"{CJK_WORD_RUN.pattern}|[^\W{CJK_CLASS}]+")
 def query_words(text: str) -> frozenset[str]:
     """The words an excerpt is ranked by: other words of 3+ characters, and character pairs of runs of CJK word
     characters (:mod:`evidence_lib._text`)."""
-    out = set()
+    out: set[str] = set()
     for run in _RUNS.findall(text.lower()):
         if is_cjk(run[0]):
             out.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
@@ -145,7 +161,7 @@ class ManifestRow:
 def content_revision(revision: str, sha256: str | None) -> bool:
     """Whether ``revision`` is the content's own fingerprint (hex digits the sha256 starts with, as a folder corpus
     computes it): the content handle shown with every excerpt carries it, so a manifest row need not repeat it."""
-    return bool(sha256) and len(revision) >= HANDLE_HEX and sha256.startswith(revision)
+    return sha256 is not None and len(revision) >= HANDLE_HEX and sha256.startswith(revision)
 
 
 def compact_manifest(rows: Sequence[ManifestRow], first: int, total: int, next_cursor: int | None, *,
@@ -230,6 +246,68 @@ def compact_page(doc_id: str, revision: str | None, hndl: str, start: int, end: 
     return f"{_named(doc_id, revision, hndl)} [{start},{end}) of {total} {tail}\n{text}"
 
 
+@dataclass(frozen=True)
+class Located:
+    """What one excerpt locate found (:meth:`CompactProfile.excerpt_locate`), for the profile to render."""
+
+    blocks: list[Block]  # per document shown, its excerpts
+    doc_id: str | None  # the one document searched, or None for the whole snapshot
+    total: int  # matches counted (at most MAX_LOCATE_MATCHES)
+    documents: int  # documents holding them
+    next_cursor: int | None
+    more: bool  # counting stopped at MAX_LOCATE_MATCHES
+    others: list[tuple[str, int]]  # (doc_id, matches) of matching documents shown without an excerpt
+    reads: list[ReadRecord]  # every excerpt shown: charged by locate as read, after its last check
+    partial: bool = False  # it covered only the last search's snapshot: the source cannot enumerate its documents
+
+
+# -- computing a locate: excerpts around the matches ---------------------------------------------------------------
+
+def _match_end(session: ToolSession, entry: IndexEntry, start: int, term: str) -> int:
+    """Where the match at ``start`` ends: ``start + len(term)``, or later across a line wrap (or NFC runs).
+
+    Read on from ``start`` until the text read holds the match, doubling it from ``MAX_MATCH_SHOWN`` characters: a
+    match an excerpt shows whole costs one bounded read, a longer one (deep indentation) at most about twice its
+    length, and the whole document is never read again per match (issue 11; ``_locate.match_end_within``).
+    """
+    opts = session.locate_options
+    if opts.normalization != "NFC" and (not opts.wrapped or not wrap_points(term)):
+        return start + len(term)
+    normalized = opts.normalization != "NFC" or _nfc_normalized(session, entry)
+    piece = ""
+    while True:
+        stop = min(entry.chars, start + max(MAX_MATCH_SHOWN, 2 * len(piece)))
+        piece += session.index.text(entry.doc_id, session.principal, start + len(piece), stop)
+        end = match_end_within(piece, term, opts, complete=stop == entry.chars, normalized=normalized)
+        if end is not None:
+            return start + end
+
+
+def _nfc_normalized(session: ToolSession, entry: IndexEntry) -> bool:
+    """Whether ``entry``'s text is NFC (how NFC offsets map back, ``_locate.nfc_with_map``): one whole read per
+    content (its sha256) and session, however many matches it holds."""
+    if entry.sha256 not in session.nfc_texts:
+        text = session.index.text(entry.doc_id, session.principal)
+        session.nfc_texts[entry.sha256] = unicodedata.is_normalized("NFC", text)
+    return session.nfc_texts[entry.sha256]
+
+
+def _window_of(session: ToolSession, entry: IndexEntry, start: int, end: int) -> tuple[int, int]:
+    """:func:`window` around ``[start, end)``, from only the text it can reach: at most ``MAX_EXCERPT_CHARS``. A
+    match longer than ``MAX_MATCH_SHOWN`` (issue 10) is cut: the window ends at the last character of its first
+    ``MAX_MATCH_SHOWN`` that is not white space (the reply says where it ends)."""
+    cut = end - start > MAX_MATCH_SHOWN
+    last = start + MAX_MATCH_SHOWN if cut else end  # the end of the part of the match shown
+    base = max(0, start - WINDOW_BEFORE - 1)  # one character more: window() looks at the one before its reach
+    sub = session.index.text(entry.doc_id, session.principal, base,
+                             min(entry.chars, last if cut else end + WINDOW_AFTER))
+    if cut:
+        sub = sub[:max(start + 1 - base, len(sub.rstrip()))]
+        last = base + len(sub)
+    s, e = window(sub, start - base, last - base)
+    return base + s, base + e
+
+
 # -- reading replies back --------------------------------------------------------------------------------
 
 _TOK = r'("(?:[^"\\]|\\.)*"|[^\s"]\S*)'
@@ -241,6 +319,8 @@ _CANDIDATES = re.compile(r"^candidates(?: \d+-\d+ of (\d+)|: none of (\d+))(?:, 
                          r"(?:, next cursor (\d+))?(?: \(\d+ of \d+ asked: empty\))?"
                          r"(?: \(ranked before permissions: places may be missing\))?:$")
 _ROW = re.compile(rf"^{_TOK}(?: @{_TOK})?(?: (.*))?$")
+#: A compact locate's first line starts so (:func:`compact_locate`), whatever else a reply may start with.
+_LOCATE = re.compile(rf"locate(?: in {_TOK})?: ")
 
 
 def _untoken(t: str) -> str:
@@ -290,13 +370,14 @@ def _from_compact(content: str, revisions: dict[str, str], handles: dict[tuple[s
         return []
     if not first.startswith("locate"):
         return []
-    out, current = [], None
+    out: list[Excerpt] = []
+    current: tuple[str, str] | None = None
     for line in rest.split("\n"):
-        h = _DOC_HEADER.match(line)
-        if h and (hndl := _handle_of(h[2] and _untoken(h[2]), h[3])) is not None:
-            d = _untoken(h[1])
-            if h[2] is not None:
-                revisions[d] = _untoken(h[2])
+        head = _DOC_HEADER.match(line)
+        if head and (hndl := _handle_of(head[2] and _untoken(head[2]), head[3])) is not None:
+            d = _untoken(head[1])
+            if head[2] is not None:
+                revisions[d] = _untoken(head[2])
             current = (d, hndl)
             continue
         sp = _SPAN.match(line)
@@ -361,9 +442,11 @@ def manifest_rows(content: str) -> tuple[list[tuple[str, str, str]], int, int | 
     rows = []
     for line in filter(None, rest.split("\n")):
         r = _ROW.match(line)
+        if r is None:
+            continue
         try:
             rows.append((_untoken(r[1]), _untoken(r[2]) if r[2] else common, _untoken(r[3]) if r[3] else ""))
-        except (TypeError, ValueError):  # no row, or a quoted doc_id that is not a JSON string
+        except ValueError:  # a quoted doc_id that is not a JSON string
             continue
     return rows, int(m[1] or m[2]), int(m[4]) if m[4] else None
 
@@ -430,26 +513,96 @@ class CompactProfile(Profile):
     def locate_ranks_by_query(self) -> bool:
         return True  # excerpts are ranked by the words of the last query
 
-    def manifest(self, session: Any, rows: list[dict[str, object]], cursor: int, total: int,
+    def manifest(self, session: ToolSession, rows: list[dict[str, object]], cursor: int, total: int,
                  next_cursor: int | None, unfilled: tuple[int, int] | None, *, unsure: bool = False) -> str:
         """:func:`compact_manifest`; the revisions it shows count as shown for this snapshot."""
-        content = compact_manifest([ManifestRow(str(r["doc_id"]), str(r["title"]), str(r["revision"]), r["sha256"])
-                                    for r in rows], cursor, total, next_cursor, unfilled=unfilled, unsure=unsure)
-        session.mark_revisions_shown((str(r["doc_id"]), str(r["revision"])) for r in rows
-                                     if not content_revision(str(r["revision"]), r["sha256"]))
+        shown = [ManifestRow(str(r["doc_id"]), str(r["title"]), str(r["revision"]),
+                             None if r["sha256"] is None else str(r["sha256"])) for r in rows]
+        content = compact_manifest(shown, cursor, total, next_cursor, unfilled=unfilled, unsure=unsure)
+        session.mark_revisions_shown((r.doc_id, r.revision) for r in shown if not content_revision(r.revision, r.sha256))
         return content
 
-    def locate(self, session: Any, term: str, entry: IndexEntry | None, cursor: int) -> tuple[str, list[tuple]]:
-        """Excerpts around the matches (:meth:`render_locate`); the excerpts shown are charged as reads."""
-        found = session.excerpt_locate(term, entry, cursor)
+    def locate(self, session: ToolSession, term: str, entry: IndexEntry | None,
+               cursor: int) -> tuple[str, list[ReadRecord]]:
+        """Excerpts around the matches (:meth:`excerpt_locate`, :meth:`render_locate`); the excerpts shown are
+        charged as reads."""
+        found = self.excerpt_locate(session, term, entry, cursor)
         return self.render_locate(found), found.reads
 
-    def render_locate(self, found: Any) -> str:
-        """:func:`compact_locate` of what ``excerpt_locate`` found."""
+    def excerpt_locate(self, session: ToolSession, term: str, only: IndexEntry | None, cursor: int) -> Located:
+        """Excerpts around the matches, the best first, with per-document counts and a cursor.
+
+        Every match (up to ``MAX_LOCATE_MATCHES``) gets a sentence window bounded in characters; windows of one
+        document that overlap or touch merge into one excerpt (up to ``MAX_EXCERPT_CHARS``). Excerpts are ranked
+        first those of documents the last search ranked (all of a fixed index's), then by how many words of the last
+        search query they hold, then breadth first (each document's first excerpt before any second one), then by
+        document (the session's ``doc_order``: the search's rank, then match counts). A page shows at most
+        ``COMPACT_EXCERPTS`` of them (``max_doc_matches`` inside one document), only those within ``RELEVANCE_CUT``
+        query words of the best, grouped by document; an ``also:`` line names the other documents with matches, and
+        the cursor pages on.
+        """
+        opts, index, principal = session.locate_options, session.index, session.principal
+        entries = [only] if only is not None else session.readable()
+        rank = {e.doc_id: i for i, e in enumerate(entries)}
+        by_id = {e.doc_id: e for e in entries}
+        hits = islice(index.find(term, list(rank), principal, first_only=False, options=opts), MAX_LOCATE_MATCHES)
+        units: list[list[Any]] = []  # [doc_id, start, end, matches, furthest match end]
+        counts: dict[str, int] = {}
+        for d, offset in hits:
+            counts[d] = counts.get(d, 0) + 1
+            end = _match_end(session, by_id[d], offset, term)
+            s, e = _window_of(session, by_id[d], offset, end)
+            if units and units[-1][0] == d and s <= units[-1][2] + EXCERPT_GAP_CHARS \
+                    and max(e, units[-1][2]) - units[-1][1] <= MAX_EXCERPT_CHARS:
+                # windows that overlap or touch (or leave a gap of at most EXCERPT_GAP_CHARS) merge, up to a bound
+                units[-1][2] = max(e, units[-1][2])
+                units[-1][3] += 1
+                units[-1][4] = max(end, units[-1][4])
+            else:
+                units.append([d, s, e, 1, end])
+        words = query_words(session.query or "")
+        doc_rank = session.doc_order(entries, counts)
+        texts = [index.text(d, principal, s, e) for d, s, e, *_ in units]
+        nth: dict[str, int] = {}
+        order = []
+        for i, (d, s, *_) in enumerate(units):
+            nth[d] = nth.get(d, 0) + 1
+            lowered = texts[i].lower()
+            # the documents the search ranked before the others, then by query words, breadth first, by document
+            order.append((doc_rank[d][0], -sum(1 for w in words if w in lowered), nth[d], doc_rank[d], s, i))
+        order.sort()
+        size = opts.max_doc_matches if only is not None else min(opts.max_positions, COMPACT_EXCERPTS)
+        chosen = order[cursor: cursor + size]
+        if RELEVANCE_CUT and chosen and -chosen[0][1] > 0:  # keep the excerpts nearly as good as the best
+            best = -chosen[0][1]
+            chosen = [k for k in chosen if -k[1] >= best - RELEVANCE_CUT] or chosen[:1]
+        nxt = cursor + len(chosen) if cursor + len(chosen) < len(order) else None
+        blocks: dict[str, list[tuple[int, int, str]]] = {}
+        runs_on: dict[str, dict[tuple[int, int], int]] = {}  # per document, an excerpt whose match goes on -> its end
+        for *_, i in chosen:
+            d, s, e, _, end = units[i]
+            blocks.setdefault(d, []).append((s, e, texts[i]))
+            if end > e:
+                runs_on.setdefault(d, {})[s, e] = end
+        shown: list[Block] = []
+        reads: list[ReadRecord] = []
+        for d, spans in blocks.items():
+            x = by_id[d]
+            spans.sort()
+            shown.append(Block(d, session.revision_once(x), session.handle_of(x), counts[d], spans,
+                               runs_on.get(d, {})))
+            reads.extend(ReadRecord(d, shown_revision(x.revision), s, t, x.sha256) for s, t, _ in spans)
+        total = sum(counts.values())
+        others = [(d, n) for d, n in sorted(counts.items(), key=lambda x: doc_rank[x[0]]) if d not in blocks]
+        return Located(shown, only.doc_id if only is not None else None, total, len(counts), nxt,
+                       total >= MAX_LOCATE_MATCHES, others, reads, partial=only is None and not session.covers_all)
+
+    def render_locate(self, found: Located) -> str:
+        """:func:`compact_locate` of what :meth:`excerpt_locate` found."""
         return compact_locate(found.blocks, found.doc_id, found.total, found.documents, found.next_cursor,
                               more=found.more, others=found.others, partial=found.partial)
 
-    def page(self, session: Any, entry: IndexEntry, body: Mapping[str, Any]) -> str:
+    def page(self, session: ToolSession, entry: IndexEntry, body: Mapping[str, Any]) -> str:
         """:func:`compact_page`: the header line (handle, revision when not shown yet) and the text."""
         return compact_page(body["doc_id"], session.revision_once(entry), session.handle_of(entry), body["start"],
                             body["end"], body["total_chars"], body["next_offset"], body["text"])
@@ -471,6 +624,30 @@ class CompactProfile(Profile):
 
     def next_offset(self, content: str) -> int | None:
         return next_number(content)
+
+    def read_reply(self, tool: str, content: str) -> Any:
+        """A compact reply in the article's shapes, read with this module's readers (:func:`manifest_rows`,
+        :func:`excerpts`), else ``None``.
+
+        manifest: ``{"candidates": [{doc_id, revision, title}], "total", "omitted", "next_cursor"}`` (no sha256 or
+        preview: the compact manifest has none); locate: ``{"excerpts": [page-like dicts]}``; read: one page dict
+        ``{doc_id, revision, sha256, start, end, text}``, its sha256 the content handle (``#`` + hex). A block that
+        does not repeat its revision leaves it empty here: the audit fills it in from the history, in order.
+        """
+        if tool == "search_evidence":
+            found = manifest_rows(content)
+            if found is None:
+                return None
+            rows, total, nxt = found
+            return {"candidates": [{"doc_id": d, "revision": r, "title": t} for d, r, t in rows], "total": total,
+                    "omitted": total - len(rows), "next_cursor": nxt}
+        pages = [{"doc_id": x.doc_id, "revision": x.revision, "sha256": x.sha256, "start": x.start, "end": x.end,
+                  "text": x.text} for x in excerpts([content])]
+        if tool == "locate_evidence" and _LOCATE.match(content):
+            return {"excerpts": pages}
+        if tool == "read_evidence" and len(pages) == 1:
+            return pages[0]
+        return None
 
 
 COMPACT = CompactProfile()

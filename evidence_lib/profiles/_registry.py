@@ -1,7 +1,8 @@
 """The one registry of tool profiles: each registered name to its :class:`~._base.Profile`. Notebook 08.
 
-``evidence_tools(..., profile=name)``, the MCP server's ``--profile`` and the eval's flows look profiles up here; a
-new profile is one module and one :func:`register` call.
+``evidence_tools(..., profile=name)``, the command lines' ``--profile``, the eval's flows and the audit (which reads
+every registered profile's replies back) look profiles up here; a new profile is one module and one :func:`register`
+call (a built-in one: one entry in :data:`PROFILES`).
 """
 
 from __future__ import annotations
@@ -9,11 +10,13 @@ from __future__ import annotations
 from ._article import ARTICLE
 from ._base import Profile
 from ._compact import COMPACT
+from ._offloaded import OFFLOADED
 
 __all__ = ["PROFILES", "profile_of", "register"]
 
-#: The profiles known by name, in the order the CLI offers them (``article`` first: the teaching default).
-PROFILES: dict[str, Profile] = {p.name: p for p in (ARTICLE, COMPACT)}
+#: The profiles known by name, in the order the CLIs offer them (``article`` first: the teaching default). A profile
+#: here is also one whose replies the audit reads back (:meth:`~._base.Profile.read_reply`).
+PROFILES: dict[str, Profile] = {p.name: p for p in (ARTICLE, COMPACT, OFFLOADED)}
 
 
 def profile_of(profile: str | Profile) -> Profile:

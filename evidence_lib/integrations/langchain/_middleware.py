@@ -38,15 +38,16 @@ from langgraph.types import Command
 from pydantic import Field, WithJsonSchema
 
 from ..._access import Principal
-from ..._errors import EvidenceError
 from ..._citations import Citation, CitationCheck, verify_citation, verify_sources
+from ..._errors import EvidenceError
 from ..._ledger import Budget, Ledger, ReadRecord
 from ..._measure import TokenCounter, cl100k_tokens
-from ...store._offload import DEFAULT_RESULT_TTL, DEFAULT_THRESHOLD_TOKENS, OFFLOADED, ToolResults, offload, owner_session
-from ...store._common import DEFAULT_STORE_TTL
 from ..._paging import MAX_PAGE_CHARS
 from ..._toolkit import StrictArgs, refusal_message, run_tool_call
 from ..._tools import DEFAULT_PAGE_CHARS, evidence_tools
+from ...profiles._offloaded import OFFLOADED
+from ...store._common import DEFAULT_STORE_TTL
+from ...store._offload import DEFAULT_RESULT_TTL, DEFAULT_THRESHOLD_TOKENS, ToolResults, offload, owner_session
 from ._blocks import MEDIA_BLOCKS, encodes, model_text
 
 __all__ = ["MAX_RUNS", "MEDIA_BLOCKS", "OWN_TOOLS", "RUN_KEY", "EvidenceMiddleware", "EvidenceState", "model_text"]

@@ -2,7 +2,7 @@
 resources. Issue 31, item 10: a client that speaks only MCP learns the protocol from the server itself.
 
 * Prompt ``reading_contract`` (optional argument ``question``): the profile's system prompt
-  (:data:`evidence_lib._answers.SYSTEM_PROMPTS`, the text a LangChain agent is given) after the server's instructions.
+  (:attr:`evidence_lib.profiles.Profile.system_prompt`, the text a LangChain agent is given) after the server's instructions.
 * Resource ``evidence://catalog`` and template ``evidence://catalog/{cursor}``: the documents the caller's principal
   may discover, a bounded page at a time (doc_id, title, revision, chars; a document it may discover but not read
   shows its doc_id only: no text and no fingerprint of the text). Unknown and forbidden documents are absent alike.
@@ -17,12 +17,12 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from ..._access import Principal, allowed
-from ..._answers import SYSTEM_PROMPTS
 from ..._errors import to_json
 from ..._lines import cut, shown_revision
 from ..._measure import utf8_bytes
 from ..._paging import MAX_PAGE_CHARS
 from ..._tools import MAX_MANIFEST_BYTES, MAX_MANIFEST_LIMIT, MAX_TITLE_CHARS
+from ...profiles._registry import profile_of
 
 __all__ = ["CATALOG_TEMPLATE", "CATALOG_URI", "INSTRUCTIONS", "MAX_QUESTION_CHARS", "PAGE_TEMPLATE", "PROMPT",
            "catalog_cursor", "catalog_page", "contract", "page_args", "page_uri"]
@@ -43,7 +43,7 @@ MAX_QUESTION_CHARS = 2_000
 
 def contract(profile: str, question: str | None = None) -> str:
     """The prompt's text: the server's instructions, the reading contract of ``profile``'s tools, the question."""
-    parts = [INSTRUCTIONS, SYSTEM_PROMPTS[profile]]
+    parts = [INSTRUCTIONS, profile_of(profile).system_prompt]
     if question:
         parts.append(f"Question: {question}")
     return "\n\n".join(parts)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._access import Access
+from ...profiles._registry import PROFILES
 from ._config import LOCAL_PRINCIPAL, check_loopback, load_config
 
 __all__ = ["add_parser", "main"]
@@ -56,8 +57,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default: 8765)")
     p.add_argument("--tokens", help="HTTP (required): JSON or TOML file mapping bearer tokens to principals; "
                                     "with --corpus it may also give documents grants")
-    p.add_argument("--profile", choices=("compact", "article"), default="compact",
-                   help="reply format of the tools (default: compact)")
+    p.add_argument("--profile", choices=tuple(PROFILES), default="compact",
+                   help="reply format of the tools, a registered profile (default: compact)")
     return p
 
 

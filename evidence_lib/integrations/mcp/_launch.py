@@ -52,7 +52,7 @@ class ServerProcess:
         returned once it accepts connections. ``RuntimeError`` with the server's stderr if it exits first or does
         not listen within ``timeout`` seconds (then it is stopped)."""
         port = free_port(host) if port is None else port
-        log = open(stderr, "w+b") if stderr is not None else tempfile.TemporaryFile()  # noqa: SIM115 - kept open
+        log = open(stderr, "w+b") if stderr is not None else tempfile.TemporaryFile()
         command = [sys.executable, "-m", "evidence_lib", "mcp", *args, "--transport", "http", "--host", host,
                    "--port", str(port)]
         try:

@@ -28,8 +28,18 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.fastmcp import FastMCP
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.shared.exceptions import McpError
-from mcp.types import INVALID_PARAMS, CallToolResult, ErrorData, GetPromptResult, Prompt, PromptArgument, \
-    PromptMessage, Resource, ResourceTemplate, TextContent
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    ErrorData,
+    GetPromptResult,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    Resource,
+    ResourceTemplate,
+    TextContent,
+)
 from mcp.types import Tool as MCPTool
 
 from ..._access import Principal
@@ -40,8 +50,18 @@ from ..._ledger import Budget
 from ..._paging import MAX_PAGE_CHARS
 from ..._toolkit import refusal_message, run_tool_call
 from ..._tools import evidence_tools
-from ._catalog import (CATALOG_TEMPLATE, CATALOG_URI, INSTRUCTIONS, MAX_QUESTION_CHARS, PAGE_TEMPLATE, PROMPT,
-                       catalog_cursor, catalog_page, contract, page_args)
+from ._catalog import (
+    CATALOG_TEMPLATE,
+    CATALOG_URI,
+    INSTRUCTIONS,
+    MAX_QUESTION_CHARS,
+    PAGE_TEMPLATE,
+    PROMPT,
+    catalog_cursor,
+    catalog_page,
+    contract,
+    page_args,
+)
 from ._http import BodyGuard, NoAuthorizationServer, auth_settings, transport_security
 from ._tasks import MAX_TASKS_PER_PRINCIPAL, MAX_VERIFY_CALLS, MemoryTasks, Source, StoreTasks, Task
 

@@ -37,7 +37,7 @@ import argparse
 import json
 import platform
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -46,20 +46,20 @@ from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from evidence_lib import ManualClock, Principal
-from evidence_lib.course.readers import PolicyChatModel
-from evidence_lib.audit._history import text_of
-from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
-from evidence_lib.course.offload_reader import HandleReader
 from evidence_lib._measure import Size
-from evidence_lib.store import SQLiteStore
-from evidence_lib.course.large_results import LargeResultTask, large_result_tasks
 from evidence_lib._toolkit import run_tool_call, tool_call
+from evidence_lib.audit._history import text_of
+from evidence_lib.course.large_results import LargeResultTask, large_result_tasks
+from evidence_lib.course.offload_reader import HandleReader
+from evidence_lib.course.readers import PolicyChatModel
+from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
+from evidence_lib.store import SQLiteStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from offload_peers import call_context  # noqa: E402 - the one measure of a model call, for every setup
+from offload_peers import call_context
 
 OUT = Path(__file__).resolve().parent / "results"
-T0 = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)
+T0 = datetime(2026, 12, 1, 9, tzinfo=UTC)
 ALICE, BOB = Principal("acme", "alice"), Principal("acme", "bob")
 PEERS = ("deepagents", "strands", "pydantic_ai", "haystack")
 SETUPS = ("none", *PEERS, "evidence")

@@ -50,7 +50,6 @@ Needs ``.venv-bench`` (``make bench-eval``: the ``deepagents`` and ``strands`` e
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import inspect
 import json
@@ -63,14 +62,14 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from evidence_lib.audit._history import text_of
 from evidence_lib._errors import to_json
 from evidence_lib._measure import Size
+from evidence_lib.audit._history import text_of
 
 __all__ = ["DISTRIBUTIONS", "PROBE_TURNS", "STRANDS_DOCUMENTED", "RecordingChatModel", "available", "call_context",
            "deepagents_properties", "default_question", "quote_line", "run_deepagents", "run_strands",
@@ -394,7 +393,7 @@ def run_deepagents(tool_name: str, tool_output: str, term: str, answer_check: Ca
     evicted = _DA_EVICTED.search(text_of(first)) if first is not None else None
     handle = evicted.group(1) if evicted else None
     limit = 20000 if harness == "create_deep_agent" else tool_token_limit_before_evict
-    fs_prefix = "FilesystemMiddleware(tool_token_limit_before_evict=%s)" % limit
+    fs_prefix = f"FilesystemMiddleware(tool_token_limit_before_evict={limit})"
     sp = "..." if system_prompt else None
     api = (f"langchain.agents.create_agent(model, [{tool_name}], system_prompt={sp}, middleware=[{fs_prefix}])"
            if harness == "create_agent" else f"deepagents.create_deep_agent(model, [{tool_name}], system_prompt={sp})")
@@ -617,7 +616,8 @@ def run_strands(tool_name: str, tool_output: str, term: str, answer_check: Calla
     afterwards); ``"memory"``: its fallback when given no storage, the offloader's own ``InMemoryStorage()`` (one
     agent only, so the other-agent probe is not run).
     """
-    from strands import Agent, tool as strands_tool
+    from strands import Agent
+    from strands import tool as strands_tool
     from strands.storage import LocalFileStorage
     from strands.vended_plugins.context_offloader import ContextOffloader, InMemoryStorage
 

@@ -38,10 +38,19 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Any
 
-from evidence_lib._errors import to_json
+from offload_peers import (
+    _answer,
+    _fact,
+    _missing,
+    _parts,
+    _sum_prompts,
+    _whole_result,
+    default_question,
+    producer,
+    quote_line,
+)
 
-from offload_peers import (_answer, _fact, _missing, _parts, _sum_prompts, _whole_result, default_question, producer,
-                           quote_line)
+from evidence_lib._errors import to_json
 
 __all__ = ["HAYSTACK_OFFLOAD_OVER_CHARS", "READER_MAX_CHARS", "READER_MAX_LINES", "haystack_properties",
            "haystack_reader", "pydantic_ai_properties", "run_haystack", "run_pydantic_ai"]
@@ -298,8 +307,7 @@ def run_haystack(tool_name: str, tool_output: str, term: str, answer_check: Call
     :func:`offload_peers.run_deepagents`."""
     from haystack.components.agents import Agent
     from haystack.dataclasses import ChatMessage
-    from haystack.hooks.tool_result_offloading import (FileSystemToolResultStore, OffloadOverChars,
-                                                       ToolResultOffloadHook)
+    from haystack.hooks.tool_result_offloading import FileSystemToolResultStore, OffloadOverChars, ToolResultOffloadHook
     from haystack.tools import create_tool_from_function
 
     produce = producer(tool_output, tool_args)

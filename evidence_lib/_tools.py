@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import astuple, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field, create_model
@@ -18,17 +18,17 @@ from pydantic import BaseModel, Field, create_model
 from . import _calls as calls
 from ._access import Principal, allowed
 from ._errors import EvidenceError, to_json
+from ._handles import handle, handle_length
 from ._index import EvidenceIndex, IndexEntry, IndexProtocol
 from ._ledger import Ledger
 from ._lines import MAX_REVISION_CHARS, cut, shown_revision
 from ._locate import LocateOptions
 from ._measure import utf8_bytes
 from ._paging import BOUND_CODES, MAX_PAGE_CHARS, Page, check_int, page_reply, page_request
-from ._handles import handle, handle_length
+from ._toolkit import MAX_QUERY_CHARS, EvidenceTool, StrictArgs, run_tool_call, tool_call
 from .profiles._article import ARTICLE
 from .profiles._base import Profile
 from .profiles._registry import profile_of
-from ._toolkit import MAX_QUERY_CHARS, EvidenceTool, StrictArgs, run_tool_call, tool_call
 
 __all__ = ["DEFAULT_PAGE_CHARS", "MANIFEST_LIMIT", "MAX_MANIFEST_BYTES", "MAX_MANIFEST_LIMIT",
            "MAX_PAGE_CHARS", "MAX_QUERY_CHARS", "MAX_REVISION_CHARS", "MAX_TITLE_CHARS", "EvidenceTool", "StrictArgs",

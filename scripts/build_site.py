@@ -49,8 +49,8 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import nbnav  # noqa: E402  (scripts/: which notebooks make the series, in reading order)
-import subset_site_font  # noqa: E402  (scripts/: the site font's characters)
+import nbnav
+import subset_site_font
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -152,7 +152,7 @@ def launch_links(text: str, repository: str | None) -> str:
         stripped, n = BADGE_LINK.subn("", text)
         return re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n\n", stripped).strip("\n") if n else text
     for slug in placeholder_slugs(repository):
-        text = BADGE_LINK.sub(lambda m: m.group(0).replace(f"/{slug}/", f"/{repository}/"), text)
+        text = BADGE_LINK.sub(lambda m, slug=slug: m.group(0).replace(f"/{slug}/", f"/{repository}/"), text)
     for url, name in BADGES.items():
         text = text.replace(url, f"/_badges/{name}")  # "/" = the staging root
     return text

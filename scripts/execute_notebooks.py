@@ -30,7 +30,7 @@ from traitlets.config import Config
 if str(Path(__file__).resolve().parent) not in sys.path:  # the sibling scripts, also when loaded by path
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import predictions  # noqa: E402  (scripts/: every prediction's answer folded until run)
+import predictions
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = "python3"

@@ -4,7 +4,7 @@ answer builders, and the clock and store fixtures (memory and SQLite). Imported 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from langchain_core.messages import ToolMessage
@@ -17,7 +17,7 @@ __all__ = ["ALICE", "ANSWER", "BIG", "LOG", "MARKER", "START", "T0", "answer_cit
            "seen", "store", "tool_messages"]
 
 ALICE = Principal("acme", "alice")
-T0 = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)
+T0 = datetime(2026, 12, 1, 9, tzinfo=UTC)
 ANSWER = "2026-11-30T12:41:40Z ERROR payment-7 timeout after 30s"
 LOG = "\n".join([f"2026-11-30T12:{i // 60 % 60:02}:{i % 60:02}Z INFO worker-{i % 7} ok seq={i}" for i in range(2500)]
                 + [ANSWER] + [f"2026-11-30T13:00:{i % 60:02}Z INFO worker-{i % 7} ok seq={i}" for i in range(1500)])

@@ -18,9 +18,8 @@ from langchain_core.documents import Document as LCDocument
 
 from evidence_lib import Access, Principal, evidence_tools, run_tool_call, tool_call
 from evidence_lib.eval import data_path, evaluate, load_corpus
-from evidence_lib.retrieval import BM25Retriever, RetrieverSource, pydoc_corpus, recall_at_k
-from evidence_lib.retrieval import _bm25
-from evidence_lib.retrieval._bm25 import B, K1, FixedFilter, tokenize
+from evidence_lib.retrieval import BM25Retriever, RetrieverSource, _bm25, pydoc_corpus, recall_at_k
+from evidence_lib.retrieval._bm25 import K1, B, FixedFilter, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL_ZH = ROOT / "bench" / "data" / "kernel_zh.tar.xz"

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 from evidence_lib import Citation, Document, EvidenceIndex, Ledger, evidence_tools, utf8_bytes, verify_citation
+from evidence_lib._handles import HANDLE_HEX, handle_length, matches_handle
+from evidence_lib._toolkit import run_tool_call, tool_call
 from evidence_lib.course.article import QUESTION, article_corpus
 from evidence_lib.profiles import excerpts
-from evidence_lib._handles import HANDLE_HEX, handle_length, matches_handle
 from evidence_lib.profiles._compact import located_documents, manifest_rows, query_words
-from evidence_lib._toolkit import run_tool_call, tool_call
 
 
 def call(tools, name, i=0, **args):

@@ -8,14 +8,19 @@ from decimal import Decimal
 import pytest
 
 from evidence_lib._access import Principal
-from evidence_lib.disclosure._catalog import catalog_tools
-from evidence_lib.course.after_sales import PLANTED_INSTRUCTION, QUALITY_CLAUSE, RETURNS_SUMMARY, after_sales_catalog
-from evidence_lib.disclosure import AnswerGate, LoadItem, Need, ReadSession, StopRules, dropped_conditions, plan_loading
-from evidence_lib.disclosure._session import MAX_PREFETCH_BYTES, PREFETCH_RATE, LatencyIllustration
-from evidence_lib.course.scripted import ScriptedReturnShippingPolicy, run_script
 from evidence_lib._errors import EvidenceError
 from evidence_lib._measure import Size
-from evidence_lib.course.after_sales import after_sales_toolbox
+from evidence_lib.course.after_sales import (
+    PLANTED_INSTRUCTION,
+    QUALITY_CLAUSE,
+    RETURNS_SUMMARY,
+    after_sales_catalog,
+    after_sales_toolbox,
+)
+from evidence_lib.course.scripted import ScriptedReturnShippingPolicy, run_script
+from evidence_lib.disclosure import AnswerGate, LoadItem, Need, ReadSession, StopRules, dropped_conditions, plan_loading
+from evidence_lib.disclosure._catalog import catalog_tools
+from evidence_lib.disclosure._session import MAX_PREFETCH_BYTES, PREFETCH_RATE, LatencyIllustration
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
 REQUIRED = [("policy:returns", "quality"), ("policy:shipping", "return_shipping")]

@@ -18,9 +18,9 @@ from pathlib import Path
 import nbformat
 
 from evidence_lib import Budget, baseline_dump, cl100k_tokens, utf8_bytes
-from evidence_lib.course.exercises import exercise
 from evidence_lib._errors import EvidenceError
 from evidence_lib._paging import MAX_PAGE_CHARS
+from evidence_lib.course.exercises import exercise
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES_DIR = ROOT / "notebooks" / "exercises"
@@ -218,7 +218,9 @@ def test_read_section_reading_the_key_another_key_starts_with_is_told_about_the_
 
 
 def test_read_section_that_locates_before_reading_is_told_why_the_read_came_back_empty():
-    exact = (lambda line, path: line.split()[1] == path)
+    def exact(line, path):
+        return line.split()[1] == path
+
     assert exercise("8.2").check(_section_reader(exact)).status == "correct"
     result = exercise("8.2").check(_section_reader(exact, locate_first=True))
     assert result.status == "incorrect", result

@@ -22,12 +22,12 @@ import nbformat
 import pytest
 
 from evidence_lib import Budget, Citation, Size, baseline_dump, cl100k_tokens, utf8_bytes
-from evidence_lib.course.article import ANSWER, article_corpus
+from evidence_lib._index import sha256_hex
 from evidence_lib._measure import reduction_percent
+from evidence_lib.course.article import ANSWER, article_corpus
 from evidence_lib.course.exercises import WORKSHOP_PARTS, Result, ____, all_exercises, exercise, is_placeholder
 from evidence_lib.course.exercises.core import Exercise, describe
 from evidence_lib.course.exercises.part3 import MISSED_TERM
-from evidence_lib._index import sha256_hex
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES_DIR = ROOT / "notebooks" / "exercises"

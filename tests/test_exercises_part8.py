@@ -13,12 +13,11 @@ import re
 
 import pytest
 
+from evidence_lib._measure import cl100k_tokens
+from evidence_lib._paging import MAX_PAGE_CHARS
 from evidence_lib.course.exercises import exercise
 from evidence_lib.course.exercises.part8 import _RULES, decision_cases, offloaded_handle, section_cases
-from evidence_lib._measure import cl100k_tokens
 from evidence_lib.store._offload import HANDLE_MAX_TOKENS, count_tokens_over, handle_sections, json_sections
-from evidence_lib._paging import MAX_PAGE_CHARS
-
 
 # -- 8.1 ------------------------------------------------------------------------------------------------------------
 

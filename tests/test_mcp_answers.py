@@ -14,13 +14,22 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
-from mcp_kit import BOB_TOKEN, LIMITS, ROOT, TRANSPORTS, ask, corpus, mcp_session, server_env, task_of, \
-    tokens  # noqa: E402, F401 - corpus and tokens are fixtures
+from mcp_kit import (
+    BOB_TOKEN,
+    LIMITS,
+    ROOT,
+    TRANSPORTS,
+    ask,
+    mcp_session,
+    server_env,
+    task_of,
+    tokens,  # noqa: F401 - corpus and tokens are fixtures
+)
 
-from evidence_lib._answers import format_answer  # noqa: E402
-from evidence_lib._errors import CITATION_REASONS, ERROR_CODES  # noqa: E402
-from evidence_lib._index import sha256_hex  # noqa: E402
-from evidence_lib.integrations.mcp._server import MAX_TASKS_PER_PRINCIPAL  # noqa: E402
+from evidence_lib._answers import format_answer
+from evidence_lib._errors import CITATION_REASONS, ERROR_CODES
+from evidence_lib._index import sha256_hex
+from evidence_lib.integrations.mcp._server import MAX_TASKS_PER_PRINCIPAL
 
 QUOTE = "The batch limit is 200 rows per call."
 START = LIMITS.index(QUOTE)

@@ -13,15 +13,15 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from evidence_lib._access import Principal  # noqa: E402
-from evidence_lib._documents import Document  # noqa: E402
-from evidence_lib._index import EvidenceIndex  # noqa: E402
-from evidence_lib.integrations.mcp import build_server, fixed_source  # noqa: E402
-from evidence_lib.integrations.mcp._server import MAX_CHECKS_SHOWN, MAX_REPLY_BYTES  # noqa: E402
-from evidence_lib._measure import cl100k_tokens  # noqa: E402
+from evidence_lib._access import Principal
+from evidence_lib._documents import Document
+from evidence_lib._index import EvidenceIndex
+from evidence_lib._measure import cl100k_tokens
+from evidence_lib.integrations.mcp import build_server, fixed_source
+from evidence_lib.integrations.mcp._server import MAX_CHECKS_SHOWN, MAX_REPLY_BYTES
 
 #: Well under Claude Code's ~10K-token warning.
 MAX_REPLY_TOKENS = 8_000

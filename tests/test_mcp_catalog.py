@@ -12,13 +12,20 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
-from mcp.shared.exceptions import McpError  # noqa: E402
-from mcp_kit import BOB_TOKEN, LIMITS, TRANSPORTS, ask, corpus, mcp_session, task_of, tokens, \
-    write_corpus  # noqa: E402, F401 - corpus and tokens are fixtures
+from mcp.shared.exceptions import McpError
+from mcp_kit import (
+    BOB_TOKEN,
+    LIMITS,
+    TRANSPORTS,
+    ask,
+    mcp_session,
+    task_of,
+    write_corpus,
+)
 
-from evidence_lib.profiles import COMPACT  # noqa: E402
-from evidence_lib._ledger import Budget  # noqa: E402
-from evidence_lib._paging import MAX_PAGE_CHARS  # noqa: E402
+from evidence_lib._ledger import Budget
+from evidence_lib._paging import MAX_PAGE_CHARS
+from evidence_lib.profiles import COMPACT
 
 PAGE = "evidence://page/{task}/{doc_id}/{offset}/{limit}"
 

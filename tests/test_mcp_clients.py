@@ -19,18 +19,26 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
-import httpx  # noqa: E402
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp_kit import ALICE_TOKEN, BOB_TOKEN, LIMITS, ROOT, ask, corpus, http_server, task_of, \
-    tokens  # noqa: E402, F401 - corpus and tokens are fixtures
+import httpx
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_kit import (
+    ALICE_TOKEN,
+    BOB_TOKEN,
+    LIMITS,
+    ROOT,
+    ask,
+    http_server,
+    task_of,
+    tokens,  # noqa: F401 - corpus and tokens are fixtures
+)
 
-from evidence_lib._access import Access, Principal  # noqa: E402
-from evidence_lib.eval._run import bm25_source, load_corpus  # noqa: E402
-from evidence_lib._ledger import Budget, Ledger  # noqa: E402
-from evidence_lib._toolkit import run_tool_call  # noqa: E402
-from evidence_lib._tools import evidence_tools  # noqa: E402
+from evidence_lib._access import Access, Principal
+from evidence_lib._ledger import Budget, Ledger
+from evidence_lib._toolkit import run_tool_call
+from evidence_lib._tools import evidence_tools
+from evidence_lib.eval._run import bm25_source, load_corpus
 
 NODE_BIN = ROOT / "build" / "mcp-node" / "node_modules" / ".bin"
 QUESTION = [("search_evidence", {"query": "batch limit"}), ("locate_evidence", {"term": "batch limit"}),

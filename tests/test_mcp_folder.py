@@ -13,13 +13,20 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
-from mcp_kit import LIMITS, TRANSPORTS, ask, corpus, mcp_session, task_of, write_corpus, \
-    tokens  # noqa: E402, F401 - corpus and tokens are fixtures
+from mcp_kit import (
+    LIMITS,
+    TRANSPORTS,
+    ask,
+    mcp_session,
+    task_of,
+    tokens,  # noqa: F401 - corpus and tokens are fixtures
+    write_corpus,
+)
 
-from evidence_lib.__main__ import main as cli_main  # noqa: E402
-from evidence_lib._answers import format_answer  # noqa: E402
-from evidence_lib._index import sha256_hex  # noqa: E402
-from evidence_lib.retrieval._corpora import folder_corpus  # noqa: E402
+from evidence_lib.__main__ import main as cli_main
+from evidence_lib._answers import format_answer
+from evidence_lib._index import sha256_hex
+from evidence_lib.retrieval._corpora import folder_corpus
 
 QUOTE = "The batch limit is 200 rows per call."
 START = LIMITS.index(QUOTE)

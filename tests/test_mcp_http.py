@@ -12,14 +12,14 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
-import httpx  # noqa: E402
-from mcp import ClientSession  # noqa: E402
-from mcp.client.auth import OAuthClientProvider, TokenStorage  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp.shared.auth import OAuthClientMetadata, OAuthToken  # noqa: E402
-from mcp_kit import ALICE_TOKEN, corpus, serve_http, tokens  # noqa: E402, F401 - corpus and tokens are fixtures
+import httpx
+from mcp import ClientSession
+from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientMetadata, OAuthToken
+from mcp_kit import ALICE_TOKEN, corpus, serve_http, tokens  # noqa: F401 - corpus and tokens are fixtures
 
-from evidence_lib.integrations.mcp._server import MAX_REQUEST_BYTES  # noqa: E402
+from evidence_lib.integrations.mcp._server import MAX_REQUEST_BYTES
 
 HEADERS = {"Authorization": f"Bearer {ALICE_TOKEN}", "Content-Type": "application/json",
            "Accept": "application/json, text/event-stream"}

@@ -16,9 +16,9 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
-from mcp_kit import TRANSPORTS, Served, ask, mcp_session, task_of, write_corpus, write_tokens  # noqa: E402
+from mcp_kit import TRANSPORTS, Served, ask, mcp_session, task_of, write_corpus, write_tokens
 
-from evidence_lib.integrations.mcp._server import MAX_TASKS_PER_PRINCIPAL  # noqa: E402
+from evidence_lib.integrations.mcp._server import MAX_TASKS_PER_PRINCIPAL
 
 MIB = 1024 * 1024
 TASKS = 40

@@ -15,20 +15,19 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
-from mcp_kit import (ALICE_TOKEN, BOB_TOKEN, LIMITS, store_backends, store_location, write_corpus,  # noqa: E402
-                     write_tokens)
+from mcp_kit import ALICE_TOKEN, BOB_TOKEN, LIMITS, store_backends, store_location, write_corpus, write_tokens
 
-from evidence_lib.__main__ import main as cli_main  # noqa: E402
-from evidence_lib._access import Principal  # noqa: E402
-from evidence_lib._answers import format_answer  # noqa: E402
-from evidence_lib.eval._run import load_corpus  # noqa: E402
-from evidence_lib._index import EvidenceIndex  # noqa: E402
-from evidence_lib.integrations.mcp import build_server, fixed_source, load_config  # noqa: E402
-from evidence_lib.integrations.mcp._cli import _source  # noqa: E402
-from evidence_lib.integrations.mcp._server import MAX_ANSWER_CHARS, MAX_TASKS_PER_PRINCIPAL  # noqa: E402
-from evidence_lib._ledger import Budget, Ledger  # noqa: E402
-from evidence_lib._toolkit import run_tool_call  # noqa: E402
-from evidence_lib._tools import evidence_tools  # noqa: E402
+from evidence_lib.__main__ import main as cli_main
+from evidence_lib._access import Principal
+from evidence_lib._answers import format_answer
+from evidence_lib._index import EvidenceIndex
+from evidence_lib._ledger import Budget, Ledger
+from evidence_lib._toolkit import run_tool_call
+from evidence_lib._tools import evidence_tools
+from evidence_lib.eval._run import load_corpus
+from evidence_lib.integrations.mcp import build_server, fixed_source, load_config
+from evidence_lib.integrations.mcp._cli import _source
+from evidence_lib.integrations.mcp._server import MAX_ANSWER_CHARS, MAX_TASKS_PER_PRINCIPAL
 
 ALICE = Principal("acme", "alice", frozenset({"finance"}))
 BOB = Principal("acme", "bob")

@@ -16,16 +16,16 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
-from evidence_lib._access import Principal  # noqa: E402
-from evidence_lib._answers import format_answer  # noqa: E402
-from evidence_lib._documents import Document  # noqa: E402
-from evidence_lib.integrations.mcp import Source, build_server  # noqa: E402
-from evidence_lib.integrations.mcp._cli import _source  # noqa: E402
-from evidence_lib.integrations.mcp._tasks import MAX_TASKS_PER_PRINCIPAL, MAX_VERIFY_CALLS  # noqa: E402
-from evidence_lib.store import SQLiteStore, open_store, system_clock  # noqa: E402
+from mcp_kit import store_backends, store_location
+from store.storekit import round_trips
 
-from mcp_kit import store_backends, store_location  # noqa: E402
-from store.storekit import round_trips  # noqa: E402
+from evidence_lib._access import Principal
+from evidence_lib._answers import format_answer
+from evidence_lib._documents import Document
+from evidence_lib.integrations.mcp import Source, build_server
+from evidence_lib.integrations.mcp._cli import _source
+from evidence_lib.integrations.mcp._tasks import MAX_TASKS_PER_PRINCIPAL, MAX_VERIFY_CALLS
+from evidence_lib.store import SQLiteStore, open_store, system_clock
 
 ALICE = Principal("acme", "alice", frozenset({"finance"}))
 ALICE_OTHER_GROUPS = Principal("acme", "alice")

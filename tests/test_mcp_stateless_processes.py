@@ -16,16 +16,15 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 
-import httpx  # noqa: E402
-from mcp import ClientSession  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp_kit import (ALICE_TOKEN, READY_SECONDS, ROOT, server_env, store_backends, store_location,  # noqa: E402
-                     write_tokens)
+import httpx
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp_kit import ALICE_TOKEN, READY_SECONDS, ROOT, server_env, store_backends, store_location, write_tokens
 
-from evidence_lib._answers import format_answer  # noqa: E402
-from evidence_lib._documents import Document  # noqa: E402
-from evidence_lib.integrations.mcp._launch import ServerProcess  # noqa: E402
-from evidence_lib.store import open_store, system_clock  # noqa: E402
+from evidence_lib._answers import format_answer
+from evidence_lib._documents import Document
+from evidence_lib.integrations.mcp._launch import ServerProcess
+from evidence_lib.store import open_store, system_clock
 
 SENTENCE = "The batch limit is 200 rows per call. "
 DOCS = [Document(f"d{i:02}", f"note {i}", f"r{i}", SENTENCE * 40) for i in range(10)]

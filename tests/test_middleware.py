@@ -5,30 +5,30 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
 import pytest
 
 pytest.importorskip("langchain.agents", reason="the agents extra (langchain>=1): make setup installs it")
 
-from langchain.agents import create_agent  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.tools import tool  # noqa: E402
-from langgraph.types import Command  # noqa: E402
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.types import Command
 
-from evidence_lib import ManualClock, Principal  # noqa: E402
-from evidence_lib.course.readers import PolicyChatModel, ScriptedChatModel  # noqa: E402
+from evidence_lib import ManualClock, Principal
+from evidence_lib._measure import cl100k_tokens
 from evidence_lib.audit._checker import check_history
-from evidence_lib.audit._report import audit  # noqa: E402
-from evidence_lib.integrations.langchain._middleware import OWN_TOOLS, EvidenceMiddleware  # noqa: E402
-from evidence_lib.course.offload_reader import HandleReader  # noqa: E402
-from evidence_lib._measure import cl100k_tokens  # noqa: E402
-from evidence_lib.store._offload import HANDLE_MAX_TOKENS  # noqa: E402
-from evidence_lib.store import MemoryStore  # noqa: E402
+from evidence_lib.audit._report import audit
+from evidence_lib.course.offload_reader import HandleReader
+from evidence_lib.course.readers import PolicyChatModel, ScriptedChatModel
+from evidence_lib.integrations.langchain._middleware import OWN_TOOLS, EvidenceMiddleware
+from evidence_lib.store import MemoryStore
+from evidence_lib.store._offload import HANDLE_MAX_TOKENS
 
 ALICE = Principal("acme", "alice")
-T0 = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)
+T0 = datetime(2026, 12, 1, 9, tzinfo=UTC)
 ANSWER = "2026-11-30T12:41:40Z ERROR payment-7 timeout after 30s"
 LOG = "\n".join([f"2026-11-30T12:{i // 60 % 60:02}:{i % 60:02}Z INFO worker-{i % 7} ok seq={i}" for i in range(2500)]
                 + [ANSWER] + [f"2026-11-30T13:00:{i % 60:02}Z INFO worker-{i % 7} ok seq={i}" for i in range(1500)])

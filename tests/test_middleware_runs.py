@@ -9,27 +9,40 @@ import hashlib
 import json
 import re
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pytest
 
 pytest.importorskip("langchain.agents", reason="the agents extra (langchain>=1): make setup installs it")
 
-from langchain.agents import create_agent  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.tools import tool  # noqa: E402
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from middleware_kit import (  # noqa: F401
+    ALICE,
+    ANSWER,
+    BIG,
+    LOG,
+    MARKER,
+    START,
+    T0,
+    answer_citing,
+    call,
+    clock,
+    get_logs,
+    seen,
+    store,
+    tool_messages,
+)
 
-from evidence_lib import ManualClock, Principal  # noqa: E402
-from evidence_lib.course.readers import PolicyChatModel, ScriptedChatModel  # noqa: E402
-from evidence_lib.integrations.langchain._middleware import RUN_KEY, EvidenceMiddleware  # noqa: E402
-from evidence_lib.course.offload_reader import HandleReader  # noqa: E402
-from evidence_lib._errors import EvidenceError  # noqa: E402
-from evidence_lib._ledger import Budget  # noqa: E402
-from evidence_lib._measure import cl100k_tokens  # noqa: E402
-from evidence_lib.store._offload import HANDLE_MAX_TOKENS  # noqa: E402
-from evidence_lib.store import MemoryStore, SQLiteStore  # noqa: E402
-from middleware_kit import (ALICE, ANSWER, BIG, LOG, MARKER, START, T0, answer_citing, call, clock,  # noqa: E402,F401
-                             get_logs, seen, store, tool_messages)
+from evidence_lib._errors import EvidenceError
+from evidence_lib._ledger import Budget
+from evidence_lib._measure import cl100k_tokens
+from evidence_lib.course.offload_reader import HandleReader
+from evidence_lib.course.readers import PolicyChatModel, ScriptedChatModel
+from evidence_lib.integrations.langchain._middleware import RUN_KEY, EvidenceMiddleware
+from evidence_lib.store import MemoryStore, SQLiteStore
+from evidence_lib.store._offload import HANDLE_MAX_TOKENS
 
 OTHER = "\n".join(f"2026-11-30T14:{i // 60 % 60:02}:{i % 60:02}Z WARN cache-{i % 5} slow seq={i}" for i in range(4000))
 
@@ -417,7 +430,8 @@ def test_a_token_counter_given_to_the_middleware_decides_what_is_offloaded(clock
 
 
 def test_the_content_block_helpers_live_in_their_own_module():
-    from evidence_lib.integrations.langchain import _blocks as blocks, _middleware as middleware
+    from evidence_lib.integrations.langchain import _blocks as blocks
+    from evidence_lib.integrations.langchain import _middleware as middleware
 
     assert middleware.model_text is blocks.model_text and middleware.MEDIA_BLOCKS is blocks.MEDIA_BLOCKS
     assert blocks.model_text([{"type": "text", "text": "a"}, {"type": "image", "base64": "iVBO"}]) == (

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import UTC, datetime
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from evidence_lib import ManualClock, Principal
 from evidence_lib._measure import cl100k_tokens
-from evidence_lib.store._offload import HANDLE_MAX_TOKENS, ToolResults, count_tokens_over, json_sections, offload
 from evidence_lib.store import MemoryStore
-from datetime import datetime, timezone
+from evidence_lib.store._offload import HANDLE_MAX_TOKENS, ToolResults, count_tokens_over, json_sections, offload
 
 ALICE = Principal("acme", "alice")
-T0 = datetime(2026, 12, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 12, 1, tzinfo=UTC)
 MB = 1 << 20
 #: What tools return: log lines, CJK prose, one giant line, JSON, control characters and bidi marks, emoji.
 KINDS = ("log", "cjk", "one_line", "json", "hostile", "emoji")

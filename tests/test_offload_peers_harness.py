@@ -12,25 +12,25 @@ import importlib.util
 import json
 import re
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from evidence_lib import ManualClock, Principal
 from evidence_lib._citations import Citation, verify_citation
-from evidence_lib.course.large_results import large_result_tasks
 from evidence_lib._measure import cl100k_tokens
-from evidence_lib.store._offload import ToolResults, offload
+from evidence_lib._toolkit import run_tool_call, tool_call
+from evidence_lib.course.large_results import large_result_tasks
 from evidence_lib.profiles import COMPACT
 from evidence_lib.store import MemoryStore
-from evidence_lib._toolkit import run_tool_call, tool_call
+from evidence_lib.store._offload import ToolResults, offload
 
 pytest.importorskip("langchain.agents", reason="the agents extra (make setup installs it)")
-from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware  # noqa: E402
+from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
 
 ROOT = Path(__file__).resolve().parents[1]
-T0 = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)
+T0 = datetime(2026, 12, 1, 9, tzinfo=UTC)
 ALICE = Principal("acme", "alice")
 TASKS = {t.name: t for t in large_result_tasks()}
 

@@ -8,7 +8,7 @@ tools need and still refuse what they refused. Citations built from those replie
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -19,17 +19,17 @@ from evidence_lib.course.large_results import large_result_tasks
 from evidence_lib.store import MemoryStore, SQLiteStore
 
 pytest.importorskip("langchain.agents", reason="the agents extra (make setup installs it)")
-from langchain.agents import create_agent  # noqa: E402
-from langchain_core.messages import HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
+from langchain.agents import create_agent
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from evidence_lib.audit._checker import check_history  # noqa: E402
-from evidence_lib.audit._history import text_of  # noqa: E402
-from evidence_lib.course.offload_reader import HandleReader  # noqa: E402
-from evidence_lib.course.readers import PolicyChatModel  # noqa: E402
-from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware  # noqa: E402
+from evidence_lib.audit._checker import check_history
+from evidence_lib.audit._history import text_of
+from evidence_lib.course.offload_reader import HandleReader
+from evidence_lib.course.readers import PolicyChatModel
+from evidence_lib.integrations.langchain._middleware import EvidenceMiddleware
 
-T0 = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)
+T0 = datetime(2026, 12, 1, 9, tzinfo=UTC)
 ALICE = Principal("acme", "alice")
 TASKS = {t.name: t for t in large_result_tasks()}
 #: What a handle may cost now (issue 33; before: 136 to 197 cl100k tokens on the four tasks).

@@ -17,12 +17,12 @@ from typing import Any
 from langchain_core.documents import Document as LCDocument
 
 from evidence_lib import Document, EvidenceIndex, Ledger, evidence_tools
-from evidence_lib.course.article import article_corpus
 from evidence_lib._access import Access, Principal
 from evidence_lib._ledger import Budget
+from evidence_lib._toolkit import run_tool_call, tool_call
+from evidence_lib.course.article import article_corpus
 from evidence_lib.profiles import CompactProfile
 from evidence_lib.retrieval import BM25Retriever
-from evidence_lib._toolkit import run_tool_call, tool_call
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "data" / "profile_replies.json"
@@ -169,9 +169,9 @@ def test_an_unknown_profile_name_is_refused_as_before():
 
 
 def test_an_excerpt_is_a_span_built_and_read_as_before():
-    from evidence_lib.profiles import excerpts
     from evidence_lib import Excerpt
     from evidence_lib._spans import Span
+    from evidence_lib.profiles import excerpts
 
     x = Excerpt("d03", "r", 4321, 4339, "#145412", "单批上限为200条，超时设为30秒。")
     assert isinstance(x, Span) and x.text.startswith("单批") and x.length == 18 and str(x) == "d03@r [4321, 4339)"

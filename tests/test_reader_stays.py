@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from langchain_core.documents import Document as LCDocument
 
-from evidence_lib import EvidenceIndex, evidence_tools
+from evidence_lib import EvidenceIndex
 from evidence_lib._documents import Document
-from evidence_lib._toolkit import run_tool_call, tool_call
 from evidence_lib._tools import MAX_PAGE_CHARS
 from evidence_lib.eval._flows import LEAD, choose, protocol_flow
 from evidence_lib.retrieval import BM25Retriever

@@ -10,14 +10,25 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 
-from evidence_lib import Access, Budget, EvidenceIndex, Ledger, Principal, evidence_tools, run_tool_call, tool_call, utf8_bytes, verify_citation
+from evidence_lib import (
+    Access,
+    Budget,
+    EvidenceIndex,
+    Ledger,
+    Principal,
+    evidence_tools,
+    run_tool_call,
+    tool_call,
+    utf8_bytes,
+    verify_citation,
+)
+from evidence_lib._tools import MAX_MANIFEST_BYTES
 from evidence_lib.course.article import article_corpus
 from evidence_lib.course.experiment import run_article
 from evidence_lib.profiles import excerpts
 from evidence_lib.profiles._compact import window
 from evidence_lib.retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus, recall_at_k
 from evidence_lib.retrieval._bm25 import tokenize
-from evidence_lib._tools import MAX_MANIFEST_BYTES
 
 ALICE = Principal("acme", "alice")
 
@@ -182,7 +193,6 @@ def test_the_pinned_pydoc_corpus_is_the_same_on_every_python():
 
 def test_the_running_pydoc_corpus_is_this_interpreters():
     import platform
-
     from pydoc_data.topics import topics
 
     running = pydoc_corpus("running")

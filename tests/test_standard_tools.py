@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tempfile
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -11,14 +11,14 @@ langchain_tests = pytest.importorskip("langchain_tests", reason="pip install lan
 from langchain_tests.integration_tests import ToolsIntegrationTests  # noqa: E402
 from langchain_tests.unit_tests import ToolsUnitTests  # noqa: E402
 
-from evidence_lib import EvidenceIndex, ManualClock, Principal, evidence_tools
-from evidence_lib.disclosure import catalog_tools, discovery_tools
-from evidence_lib.course.after_sales import after_sales_catalog, after_sales_toolbox
-from evidence_lib.course.article import article_corpus
-from evidence_lib.course.logistics import logistics_tool
-from evidence_lib.store._offload import ToolResults  # noqa: E402
+from evidence_lib import EvidenceIndex, ManualClock, Principal, evidence_tools  # noqa: E402
+from evidence_lib.course.after_sales import after_sales_catalog, after_sales_toolbox  # noqa: E402
+from evidence_lib.course.article import article_corpus  # noqa: E402
+from evidence_lib.course.logistics import logistics_tool  # noqa: E402
+from evidence_lib.disclosure import catalog_tools, discovery_tools  # noqa: E402
 from evidence_lib.retrieval import BM25Retriever, pydoc_corpus  # noqa: E402
 from evidence_lib.store import MemoryStore  # noqa: E402
+from evidence_lib.store._offload import ToolResults  # noqa: E402
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
 _ROOT = tempfile.mkdtemp(prefix="evidence-standard-tests-")
@@ -33,7 +33,7 @@ _TRACES = ToolResults(MemoryStore(ManualClock(datetime(2026, 9, 11, tzinfo=timez
 _LOGISTICS = logistics_tool(after_sales_catalog(), _TRACES)
 _DISCOVERY = {t.name: t for t in discovery_tools(after_sales_toolbox())}
 # Notebook 12's middleware tools: locate and read over an offloaded result in the store.
-_SHELF = ToolResults(MemoryStore(ManualClock(datetime(2026, 12, 1, tzinfo=timezone.utc))), AGENT, "standard-tests")
+_SHELF = ToolResults(MemoryStore(ManualClock(datetime(2026, 12, 1, tzinfo=UTC))), AGENT, "standard-tests")
 _OFFLOADED = _SHELF.put("2026-11-30T12:41:40Z ERROR payment-7 timeout\n" * 400, tool="get_logs", call_id="c1")
 _OFFLOAD = {t.name: t for t in evidence_tools(_SHELF, AGENT, profile="compact")}
 
@@ -83,7 +83,7 @@ def _middleware_cases():
 
     unbounded = Budget(max_calls=None, max_chars=None, max_bytes=None, max_tokens=None, max_reads_per_doc=None,
                        max_refusals=None)  # the standard tests call each tool many times
-    mw = EvidenceMiddleware(MemoryStore(ManualClock(datetime(2026, 12, 1, tzinfo=timezone.utc))), AGENT,
+    mw = EvidenceMiddleware(MemoryStore(ManualClock(datetime(2026, 12, 1, tzinfo=UTC))), AGENT,
                             session="standard-tests", threshold_tokens=100, budget=unbounded)
     entry = mw.shelf.put("2026-11-30T12:41:40Z ERROR payment-7 timeout\n" * 400, tool="get_logs", call_id="c1")
     tools = {t.name: t for t in mw.tools}

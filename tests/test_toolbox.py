@@ -8,9 +8,9 @@ import pytest
 
 from evidence_lib._access import Principal
 from evidence_lib._errors import EvidenceError, error_payload, to_json
+from evidence_lib._tools import run_tool_call, tool_call
 from evidence_lib.course.after_sales import after_sales_toolbox
 from evidence_lib.disclosure._toolbox import discovery_tools, measure_schema_loading
-from evidence_lib._tools import run_tool_call, tool_call
 
 AGENT = Principal("shop-a", "user-417", groups={"support"})
 APPROVER = Principal("shop-a", "user-020", groups={"support", "refund_approver"})

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import TOOL_NAMES, body, refusal_code
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
-from conftest import TOOL_NAMES, body, refusal_code
 from evidence_lib import ERROR_CODES, EvidenceError, error_payload, evidence_tools, to_json
 from evidence_lib._tools import run_tool_call, tool_call
 

@@ -9,13 +9,12 @@ import pytest
 from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 
-from evidence_lib import Access, Document, EvidenceIndex, IndexEntry, Ledger, Principal, evidence_tools, \
-    verify_citation
+from evidence_lib import Access, Document, EvidenceIndex, IndexEntry, Ledger, Principal, evidence_tools, verify_citation
 from evidence_lib._index import sha256_hex
 from evidence_lib._lines import MAX_REVISION_CHARS, TRUNCATED, is_plain, quoted, token
+from evidence_lib._toolkit import run_tool_call, tool_call
 from evidence_lib.profiles import excerpts
 from evidence_lib.profiles._compact import manifest_rows
-from evidence_lib._toolkit import run_tool_call, tool_call
 
 HUGE = "r" * 100_000
 

@@ -16,8 +16,17 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from evidence_lib import (EvidenceIndex, IndexEntry, Ledger, LocateOptions, ReadRecord, evidence_tools, format_answer,
-                          run_tool_call, tool_call)
+from evidence_lib import (
+    EvidenceIndex,
+    IndexEntry,
+    Ledger,
+    LocateOptions,
+    ReadRecord,
+    evidence_tools,
+    format_answer,
+    run_tool_call,
+    tool_call,
+)
 from evidence_lib.audit import check_history, steps
 from evidence_lib.course.article import article_corpus
 from evidence_lib.profiles import ARTICLE, PROFILES, Profile, profile_of, register

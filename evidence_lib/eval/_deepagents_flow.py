@@ -64,7 +64,6 @@ from __future__ import annotations
 import re
 import shutil
 import statistics
-
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -339,7 +338,7 @@ def run_deepagents(
     for item in items:
         calls: list[dict[str, Any]] = []
 
-        def call(name: str, args: dict[str, Any]) -> tuple[str, str]:
+        def call(name: str, args: dict[str, Any], calls: list[dict[str, Any]] = calls) -> tuple[str, str]:
             content, status = tools.call(name, args)
             calls.append({
                 "tool": name,
@@ -350,7 +349,7 @@ def run_deepagents(
             return content, status
 
         reader = _efficient if flow == "deepagents" else _default
-        answered, picked = reader(call, lambda: len(calls), item, max_calls, chooser)
+        answered, picked = reader(call, lambda calls=calls: len(calls), item, max_calls, chooser)
         results.append({
             "id": item["id"],
             "answered": answered,

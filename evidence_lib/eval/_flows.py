@@ -51,15 +51,14 @@ from .._documents import Document, baseline_dump
 from .._index import EvidenceIndex
 from .._ledger import ReadRecord
 from .._measure import cl100k_tokens, utf8_bytes
-from ..profiles._article import ARTICLE
+from .._toolkit import MAX_QUERY_CHARS, run_tool_call, tool_call
+from .._tools import MAX_PAGE_CHARS, evidence_tools
+from ..profiles._article import ARTICLE, json_rows
 from ..profiles._base import Profile
 from ..profiles._compact import excerpts
 from ..profiles._registry import profile_of
-from ..profiles._article import json_rows
 from ..retrieval._bm25 import BM25Retriever, tokenize
 from ..retrieval._snapshot import RetrieverSource
-from .._toolkit import MAX_QUERY_CHARS, run_tool_call, tool_call
-from .._tools import MAX_PAGE_CHARS, evidence_tools
 from ._answered import answer_citation
 from ._reader import END, LEAD, Step, evidence_score, page_range, read_document, reader_words
 

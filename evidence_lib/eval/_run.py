@@ -19,15 +19,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-
 from .._documents import Document
 from .._index import EvidenceIndex
 from .._lines import text_line, token
+from ..profiles._registry import profile_of
 from ..retrieval._bm25 import recall_at_k
 from ..retrieval._corpora import folder_corpus, pydoc_corpus
 from ..retrieval._folder import RETRIEVER_K, bm25_source  # the eval's source: BM25 (k = RETRIEVER_K) over the docs
 from . import _deepagents_flow as deepagents_flow
-from ..profiles._registry import profile_of
 from ._flows import CHOOSERS, DEFAULT_CHOOSER, MAX_CALLS, PROVES, dump_flow, help_text, no_help_flow, protocol_flow
 from ._qa_check import check_items, corpus_sha256
 

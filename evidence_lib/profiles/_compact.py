@@ -37,7 +37,7 @@ from itertools import islice
 from typing import Any
 
 from .._citations import Excerpt
-from .._handles import HANDLE_HEX, handle, handle_length, matches_handle
+from .._handles import HANDLE_HEX
 from .._index import IndexEntry
 from .._ledger import ReadRecord
 from .._lines import quoted, shown_revision, text_line, token

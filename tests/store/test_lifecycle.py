@@ -21,8 +21,8 @@ from evidence_lib import (
     tool_call,
 )
 from evidence_lib.course.article import article_corpus
-from evidence_lib.store._workspace import ENTRY_PATH
 from evidence_lib.store import ToolResults
+from evidence_lib.store._workspace import ENTRY_PATH
 
 HOUR = timedelta(hours=1)
 TICK = timedelta(microseconds=1)

@@ -12,9 +12,9 @@ from evidence_lib._citations import Citation, verify_citation
 from evidence_lib._errors import EvidenceError
 from evidence_lib._ledger import Ledger
 from evidence_lib._measure import cl100k_tokens
-from evidence_lib.store._offload import HANDLE_MAX_TOKENS, ToolResults, offload, owner_session
 from evidence_lib._toolkit import run_tool_call, tool_call
 from evidence_lib._tools import evidence_tools
+from evidence_lib.store._offload import HANDLE_MAX_TOKENS, ToolResults, offload, owner_session
 
 ALICE = Principal("acme", "alice")
 BOB = Principal("acme", "bob")

@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from evidence_lib import Document, EvidenceError, Principal, evidence_tools, run_tool_call, tool_call
-from evidence_lib.store._workspace import ENTRY_PATH
 from evidence_lib.store import ToolResults
+from evidence_lib.store._workspace import ENTRY_PATH
 
 from .storekit import T0, open_spec, raw_sql
 

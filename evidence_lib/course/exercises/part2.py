@@ -11,18 +11,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from functools import cache
-from itertools import combinations
 from typing import Any
 
 from ... import _paging as paging
 from ..._documents import Document, baseline_dump
-from ..._index import EvidenceIndex
 from ..._errors import ERROR_CODES
+from ..._index import EvidenceIndex
 from ..._measure import Size, reduction_percent
 from ..._tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
 from ..article import ANSWER_DOC_ID, REVISION, article_corpus
 from ._shared import cut, show, temp_index, variant_corpus, watching
-from .core import ____, Exercise, NotAttempted, Result, call, correct, incorrect
+from .core import Exercise, NotAttempted, Result, ____, call, correct, incorrect
 
 __all__ = ["BAD_CALLS", "LOCATE_TERM", "PAGE_LIMIT", "PROTOCOL_CODES", "SEARCH_QUERY", "describe_call",
            "page_reader_texts", "q1", "q2", "q3", "q4"]

@@ -23,7 +23,7 @@ from ..._ledger import Ledger
 from ..._tools import evidence_tools
 from ..article import ANSWER, ANSWER_DOC_ID, QUESTION, article_corpus
 from ._shared import cut, kept_index, show, temp_index, unlimited, variant_corpus
-from .core import ____, Exercise, NotAttempted, Result, call, correct, incorrect
+from .core import Exercise, NotAttempted, Result, ____, call, correct, incorrect
 
 __all__ = ["CITATION_CASES", "MISSED_TERM", "READ_ARGS", "citation_cases", "naive_manifest", "q1", "q2", "q3",
            "q4", "run_session", "tenant_documents", "viewer"]

@@ -10,23 +10,23 @@ and which handle). Used by ``notebooks/exercises/workshop_part5.ipynb``.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta, timezone
 from functools import cache
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from ..._access import Access, Principal
+from ..._errors import EvidenceError, to_json
+from ..._measure import Size
+from ..._toolkit import run_tool_call, tool_call
 from ..._tools import evidence_tools
-from ...store._memory import MemoryStore
-from ...store._offload import ToolResults
-from ..logistics import logistics_tool
 from ...disclosure._catalog import Catalog, Resource
 from ...disclosure._toolbox import Toolbox, discovery_tools, measure_schema_loading
-from ..._errors import EvidenceError, to_json
-from ..._toolkit import run_tool_call, tool_call
-from ..._measure import Size
+from ...store._memory import MemoryStore
+from ...store._offload import ToolResults
 from ..after_sales import CST, TENANT, after_sales_catalog, after_sales_toolbox, logistics_sections
+from ..logistics import logistics_tool
 from ._shared import is_int, show, watching
 from .core import Exercise, Result, call, correct, incorrect
 
@@ -284,7 +284,7 @@ def find_and_load_bytes(toolbox, query, names):
 
 # -- q3 · is this handle still readable? ---------------------------------------------------------------
 
-_ZONES = (CST, timezone.utc, timezone(timedelta(hours=-5)), timezone(timedelta(hours=5, minutes=30)))
+_ZONES = (CST, UTC, timezone(timedelta(hours=-5)), timezone(timedelta(hours=5, minutes=30)))
 _TTLS = (timedelta(hours=24), timedelta(minutes=90), timedelta(seconds=1), timedelta(days=7, microseconds=250))
 
 

@@ -20,15 +20,15 @@ from langchain_core.retrievers import BaseRetriever
 
 from ..._citations import REASONS, Citation, verify_citation
 from ..._documents import Document
-from ...eval._qa_check import DATA_DIR
 from ..._index import EvidenceIndex
 from ..._ledger import Ledger
+from ..._tools import evidence_tools, run_tool_call, tool_call
+from ...eval._qa_check import DATA_DIR
 from ...profiles import excerpts
 from ...profiles._compact import COMPACT_EXCERPTS
 from ...retrieval import BM25Retriever, RetrieverSource, folder_corpus, pydoc_corpus, recall_at_k
-from ..._tools import evidence_tools, run_tool_call, tool_call
 from ._shared import cut, show, unlimited, watching
-from .core import ____, Exercise, NotAttempted, Result, call, correct, incorrect
+from .core import Exercise, NotAttempted, Result, ____, call, correct, incorrect
 
 __all__ = ["CHUNK_CASES", "QUESTIONS", "ListRetriever", "as_langchain", "pydoc_items", "pydoc_retriever", "q1",
            "q2", "q3", "q4", "session", "zh_items", "zh_retriever"]

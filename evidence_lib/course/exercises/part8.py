@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
@@ -29,7 +29,7 @@ from .core import Exercise, Result, call, correct, describe, incorrect
 __all__ = ["OffloadCase", "SectionCase", "PART8_T0", "decision_cases", "offloaded_handle", "q1", "q2", "section_cases"]
 
 #: When the checker's stores start their clock (the handles say "readable until" an hour later).
-PART8_T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+PART8_T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
 
 def _tokens(text: str) -> int:
@@ -339,8 +339,8 @@ def offloaded_handle(text: str, tool: str, *, call_id: str = "call-1") -> tuple[
     from langchain_core.messages import ToolMessage
 
     from ..._access import Principal
-    from ...integrations.langchain._middleware import EvidenceMiddleware
     from ..._clock import ManualClock
+    from ...integrations.langchain._middleware import EvidenceMiddleware
     from ...store import MemoryStore
 
     mw = EvidenceMiddleware(MemoryStore(ManualClock(PART8_T0)), Principal("acme", "dana"), session="part8")
@@ -475,7 +475,6 @@ def _check_read_section(read_section: Any) -> Result:
     cases = _section_cases()
     for case in cases:
         mw, handle = offloaded_handle(case.text, case.tool)
-        doc_id = mw.shelf.handles[0]
         listed = {s.path: s for s in json_sections(case.text)}
         section = listed[case.path]
         start, end = section.start, section.end
@@ -496,7 +495,7 @@ def _check_read_section(read_section: Any) -> Result:
             return incorrect(f"your code raised JSONDecodeError: {e.msg} {where}: the middleware's read_evidence "
                              "replies in the compact profile, not JSON: a first line 'doc_id … [start,end) of total "
                              "next <offset>' (or 'end'), then the text verbatim")
-        except Exception as e:  # noqa: BLE001 - explained by the refusal that caused it, if there was one
+        except Exception as e:
             if not mw.ledger.refusals:
                 raise
             first = mw.ledger.refusals[0]

@@ -22,7 +22,6 @@ from evidence_lib import Document, EvidenceIndex, LocateOptions, ManualClock, Pr
 from evidence_lib._citations import verify_citation
 from evidence_lib._ledger import Budget, Ledger
 from evidence_lib._locate import find_spans, match_end_within
-from evidence_lib._tools import MAX_EXCERPT_CHARS, MAX_MATCH_SHOWN
 from evidence_lib.profiles import excerpts
 from evidence_lib.profiles._compact import (
     MAX_EXCERPT_CHARS,

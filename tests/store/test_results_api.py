@@ -100,10 +100,12 @@ def test_one_read_costs_the_same_round_trips_whatever_the_results_size(estore):
     assert counts[0] == counts[2] and counts[1] == counts[3], counts
 
 
-def test_the_handle_the_model_sees_names_the_result_and_the_one_read_tool(estore):
+def test_the_handle_the_model_sees_names_the_result_and_how_to_cite_it(estore):
+    # The read tools' descriptions say how to read a handle (issue 33 item 4: the handle carries what a citation
+    # needs and nothing else), so the handle names the stored result and the citation's form.
     results = ToolResults(estore, ALICE, "s1", ids="minted", seed="t")
     shown, entry = offload(results, LOG, tool="get_logs", call_id="c1", threshold_tokens=100)
-    assert entry.doc_id.startswith("art-") and entry.doc_id in shown and "read_evidence" in shown
+    assert entry.doc_id.startswith("art-") and entry.doc_id in shown and "[start, end)" in shown
 
 
 def test_the_three_old_large_result_apis_are_gone():

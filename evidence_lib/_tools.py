@@ -19,6 +19,7 @@ from . import _calls as calls
 from ._access import Principal, allowed
 from ._errors import EvidenceError, to_json
 from ._handles import handle, handle_length
+from ._ids import MAX_DOC_ID_CHARS
 from ._index import EvidenceIndex, IndexEntry, IndexProtocol
 from ._ledger import Ledger
 from ._lines import MAX_REVISION_CHARS, cut, shown_revision
@@ -83,7 +84,7 @@ def locate_args(opts: LocateOptions, extended: bool = False, ranked: bool = Fals
     }
     if extended:
         fields["doc_id"] = (str | None, Field(None, description="Only this document (a doc_id from the manifest): "
-                                                              "every occurrence in it, with a cursor.", max_length=128))
+                                                              "every occurrence in it, with a cursor.", max_length=MAX_DOC_ID_CHARS))
     if extended or opts.paged:
         fields["cursor"] = (int, Field(0, description="Where the previous batch stopped (its next cursor).", ge=0))
     if extended and ranked:

@@ -21,12 +21,12 @@ from .._documents import Document
 from .._ids import MAX_DOC_ID_CHARS, RESERVED, is_doc_id
 from .._index import MAX_STORED_BYTES, sha256_hex
 from .._lines import token
+from .._tools import MAX_TITLE_CHARS
 from ._pinned import PINNED_PYDOC, PINNED_PYDOC_VERSION
 from ._pinned import pydoc_topics as topics_of
 
 __all__ = ["PINNED_PYDOC", "PINNED_PYDOC_VERSION", "file_document", "folder_corpus", "folder_files", "pydoc_corpus"]
 
-MAX_TITLE_CHARS = 120
 _TEXT_RULE = "a document is UTF-8 text without NUL bytes"
 
 

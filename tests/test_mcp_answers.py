@@ -20,6 +20,7 @@ from mcp_kit import (
     ROOT,
     TRANSPORTS,
     ask,
+    corpus,  # noqa: F401 - a pytest fixture, used by name
     mcp_session,
     server_env,
     task_of,

@@ -18,8 +18,10 @@ from mcp_kit import (
     LIMITS,
     TRANSPORTS,
     ask,
+    corpus,  # noqa: F401 - a pytest fixture, used by name
     mcp_session,
     task_of,
+    tokens,  # noqa: F401 - a pytest fixture, used by name
     write_corpus,
 )
 

@@ -29,6 +29,7 @@ from mcp_kit import (
     LIMITS,
     ROOT,
     ask,
+    corpus,  # noqa: F401 - a pytest fixture, used by name
     http_server,
     task_of,
     tokens,  # noqa: F401 - corpus and tokens are fixtures

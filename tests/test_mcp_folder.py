@@ -17,6 +17,7 @@ from mcp_kit import (
     LIMITS,
     TRANSPORTS,
     ask,
+    corpus,  # noqa: F401 - a pytest fixture, used by name
     mcp_session,
     task_of,
     tokens,  # noqa: F401 - corpus and tokens are fixtures

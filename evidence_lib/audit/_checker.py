@@ -36,8 +36,9 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from .._answers import FinalAnswer, parse_answer
 from .._errors import FINDING_CODES, TASK_WIDE
+from .._handles import matches_handle
 from .._lines import token
-from ..profiles._compact import matches_handle, window
+from ..profiles._compact import window
 from ._history import Step, final_answers, steps, text_of
 
 __all__ = ["FINDINGS", "Finding", "check_history", "finding_codes", "instruction_like"]

@@ -20,15 +20,25 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..._access import Principal
 from ..._errors import EvidenceError
 from ..._index import IndexProtocol
 from ..._ledger import Budget, Ledger
+from ..._toolkit import EvidenceTool
 from ..._tools import evidence_tools
 from ...store._common import owner_session
+from ...store._ledger import StoreLedger
 from ...store._tasks import begin_task, change_task, find_task
+
+if TYPE_CHECKING:  # only when a folder is served: the server never loads the retrieval package otherwise
+    from ...retrieval._folder import FolderSource
+    from ...retrieval._snapshot import RetrieverSource
+
+#: What a task reads: a fixed index (a store snapshot too), or a retriever source (a folder behind BM25, one snapshot
+#: per query), as ``evidence_tools`` takes it.
+TaskIndex: TypeAlias = "IndexProtocol | RetrieverSource | FolderSource"
 
 __all__ = ["MAX_TASKS_PER_PRINCIPAL", "MAX_VERIFY_CALLS", "MemoryTasks", "Source", "StoreSource", "StoreTasks", "Task"]
 
@@ -55,7 +65,7 @@ class Source:
     """Where a principal's task reads: ``index_for(principal)`` (a fixed index or a store snapshot) and
     ``ledger_for(principal, handle, budget)`` (in memory, or a store ledger shared by every worker)."""
 
-    index_for: Callable[[Principal], Any]  # an IndexProtocol or a RetrieverSource (a folder behind BM25)
+    index_for: Callable[[Principal], TaskIndex]
     ledger_for: Callable[[Principal, str, Budget], Ledger] = lambda _p, _h, budget: Ledger(budget)
 
     def tasks(self, budget: Budget, profile: str) -> MemoryTasks:
@@ -75,7 +85,7 @@ class Task:
     """One task: its principal, the index it reads, its ledger and its tools (which revisions they showed)."""
 
     principal: Principal
-    index: IndexProtocol
+    index: TaskIndex
     ledger: Ledger
     tools: list
     verified: int = 0
@@ -211,7 +221,9 @@ class StoreTasks:
         ledger, state = found
         snap = self._snapshot(state["snapshot"])
         tools = evidence_tools(snap, principal, ledger=ledger, profile=self.profile)
-        session = tools[0].session
+        search = tools[0]
+        assert isinstance(search, EvidenceTool)  # evidence_tools makes EvidenceTools, each with the shared session
+        session = search.session
         shown = {tuple(x) for x in state["shown"]}
         session.query, session.rev_shown = state["query"], set(shown)
         yield Task(principal, snap, ledger, tools, state["verified"])
@@ -227,4 +239,5 @@ class StoreTasks:
                 raise EvidenceError("budget_exhausted", reason="calls")
             return {**state, "verified": state["verified"] + 1}
 
+        assert isinstance(task.ledger, StoreLedger)  # use() gave this task the store's ledger
         change_task(self.source.store, task.ledger, count)

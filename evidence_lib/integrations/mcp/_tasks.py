@@ -28,8 +28,10 @@ from ..._index import IndexProtocol
 from ..._ledger import Budget, Ledger
 from ..._toolkit import EvidenceTool
 from ..._tools import evidence_tools
+from ...store._base import EvidenceStore
 from ...store._common import owner_session
 from ...store._ledger import StoreLedger
+from ...store._snapshot import StoreSnapshot
 from ...store._tasks import begin_task, change_task, find_task
 
 if TYPE_CHECKING:  # only when a folder is served: the server never loads the retrieval package otherwise
@@ -73,7 +75,7 @@ class Source:
         return MemoryTasks(self, budget, profile)
 
     @staticmethod
-    def from_store(store: Any, session: str = "mcp", query: str = "mcp") -> StoreSource:
+    def from_store(store: EvidenceStore, session: str = "mcp", query: str = "mcp") -> StoreSource:
         """What :func:`~evidence_lib.integrations.mcp.build_server` serves from a store: each principal reads the
         snapshot ``(its tenant, session, query)``, and the server keeps no task in its memory (handles, budgets and
         reads live in the store), so several server processes on one store serve one task. Notebook 13."""
@@ -152,11 +154,11 @@ class StoreSource:
     """A store's snapshot ``(tenant, session, query)`` per principal's tenant, with every task kept in the store
     (:class:`StoreTasks`). Made by :meth:`Source.from_store`."""
 
-    store: Any  # an EvidenceStore
+    store: EvidenceStore
     session: str = "mcp"
     query: str = "mcp"
 
-    def index_for(self, principal: Principal) -> Any:
+    def index_for(self, principal: Principal) -> StoreSnapshot:
         return self.store.snapshot(principal.tenant, self.session, self.query)
 
     def tasks(self, budget: Budget, profile: str) -> StoreTasks:
@@ -172,7 +174,7 @@ class StoreTasks:
 
     def __init__(self, source: StoreSource, budget: Budget, profile: str) -> None:
         self.source, self.budget, self.profile = source, budget, profile
-        self._snapshots: OrderedDict[int, Any] = OrderedDict()
+        self._snapshots: OrderedDict[int, StoreSnapshot] = OrderedDict()
         self._lock = threading.Lock()  # guards the snapshots kept, never a call
 
     def _key(self, principal: Principal, handle: str) -> tuple[str, str, str]:
@@ -182,7 +184,7 @@ class StoreTasks:
     def _who(principal: Principal) -> list:
         return [principal.tenant, principal.user, sorted(principal.groups)]
 
-    def _snapshot(self, snap_id: int) -> Any:
+    def _snapshot(self, snap_id: int) -> StoreSnapshot:
         with self._lock:
             snap = self._snapshots.get(snap_id)
             if snap is not None:
@@ -192,7 +194,7 @@ class StoreTasks:
         self._keep(snap)
         return snap
 
-    def _keep(self, snap: Any) -> None:
+    def _keep(self, snap: StoreSnapshot) -> None:
         with self._lock:
             self._snapshots[snap.row.snap_id] = snap
             while len(self._snapshots) > SNAPSHOTS_KEPT:

@@ -327,5 +327,6 @@ def build_server(source: Source, *, local: Principal | None = None, tokens: Mapp
 
 
 def fixed_source(index: TaskIndex) -> Source:
-    """A :class:`Source` over one fixed index (a folder corpus): every task reads it, each with its own ledger."""
+    """A :class:`Source` over one fixed index, or a retriever source (a folder behind BM25): every task reads it,
+    each with its own ledger."""
     return Source(lambda _principal: index)

@@ -153,7 +153,7 @@ def _validated(schema: type[BaseModel] | None, tool_input: Any,
         raise _refusal(problems, codes) from None
 
 
-class _Checked(dict):  # type: ignore[type-arg]
+class _Checked(dict[str, Any]):
     """Arguments :meth:`EvidenceTool.run` checked: as given (what langchain-core's callbacks show), with the keyword
     arguments the one validation made of them (``kwargs``: every field, defaults filled in as the schema says)."""
 

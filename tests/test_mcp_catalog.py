@@ -156,7 +156,7 @@ def test_a_document_one_may_discover_but_not_read_shows_its_doc_id_only(corpus: 
     grants = {"payroll": Access("acme", frozenset({"group:finance"}), frozenset({"*"}))}
     bob = Principal("acme", "bob")
     server = build_server(fixed_source(FolderSource(corpus, grants)), tokens={"b" * 16: bob})
-    text, mime = server.resource(bob, "evidence://catalog")
+    text, mime = server.resource_text(bob, "evidence://catalog")
     rows = {row["doc_id"]: row for row in json.loads(text)["documents"]}
     assert mime == "application/json" and rows["payroll"] == {"doc_id": "payroll", "readable": False}
     assert "工资" not in text and rows["limits"]["readable"] is True

@@ -64,7 +64,8 @@ from __future__ import annotations
 import re
 import shutil
 import statistics
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +175,7 @@ class _DeepAgentsTools:
 
         self._calls += 1
         call_id = f"call_{self._calls}"  # deterministic; never part of the returned data
-        runtime = ToolRuntime(
+        runtime: ToolRuntime[None, dict[str, Any]] = ToolRuntime(
             state={}, context=None, config={}, stream_writer=lambda _chunk: None, tool_call_id=call_id, store=None
         )
         message = self._tools[name].invoke(
@@ -349,7 +350,7 @@ def run_deepagents(
             return content, status
 
         reader = _efficient if flow == "deepagents" else _default
-        answered, picked = reader(call, lambda calls=calls: len(calls), item, max_calls, chooser)
+        answered, picked = reader(call, partial(len, calls), item, max_calls, chooser)
         results.append({
             "id": item["id"],
             "answered": answered,
@@ -362,7 +363,11 @@ def run_deepagents(
     return results
 
 
-def _grep(call, item: Mapping[str, Any], chooser: str) -> tuple[dict[str, list[tuple[int, str]]], list[str]]:
+#: One tool call of a reader: the tool's name and arguments in, ``(content, status)`` of its reply out (counted).
+Call = Callable[[str, dict[str, Any]], tuple[str, str]]
+
+
+def _grep(call: Call, item: Mapping[str, Any], chooser: str) -> tuple[dict[str, list[tuple[int, str]]], list[str]]:
     """grep the term; the lines shown per file and the chooser's picks (doc_ids) among the files shown."""
     out, status = call("grep", {"pattern": item["locate_term"], "output_mode": GREP_OUTPUT_MODE})
     shown = grep_lines(out) if status == "success" else {}
@@ -371,7 +376,7 @@ def _grep(call, item: Mapping[str, Any], chooser: str) -> tuple[dict[str, list[t
     return shown, choose(chooser, item, [_doc_of(f) for f in files], texts)
 
 
-def _efficient(call, made, item: Mapping[str, Any], max_calls: int, chooser: str) -> tuple[bool, list[str]]:
+def _efficient(call: Call, made: Callable[[], int], item: Mapping[str, Any], max_calls: int, chooser: str) -> tuple[bool, list[str]]:
     """grep; the span in the answer file's grep lines? else per pick 10 lines around its first hit, then pages."""
     span, answer = item["answer_span"], f"/{item['doc_id']}.txt"
     shown, picked = _grep(call, item, chooser)
@@ -406,7 +411,7 @@ def _efficient(call, made, item: Mapping[str, Any], max_calls: int, chooser: str
                         lambda: answer in seen and seen[answer].visible(span)), picked
 
 
-def _default(call, made, item: Mapping[str, Any], max_calls: int, chooser: str) -> tuple[bool, list[str]]:
+def _default(call: Call, made: Callable[[], int], item: Mapping[str, Any], max_calls: int, chooser: str) -> tuple[bool, list[str]]:
     """grep (never counted as seen); per pick read_file from its first hit with the default limit, then onward."""
     span, answer = item["answer_span"], f"/{item['doc_id']}.txt"
     shown, picked = _grep(call, item, chooser)

@@ -46,6 +46,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+
 from .._citations import Citation, verify_citation
 from .._documents import Document, baseline_dump
 from .._index import EvidenceIndex
@@ -210,18 +213,22 @@ class Run:
                 "calls_until_answer": len(upto), "picked": list(self.picked)}
 
 
-def _caller(tools, run: Run, seen: list) -> Callable[[str, dict[str, Any]], Any]:
-    def call(name: str, args: dict[str, Any]):
+#: One tool call of a flow: the tool's name and arguments in, its reply out (recorded in the flow's :class:`Run`).
+Call = Callable[[str, dict[str, Any]], ToolMessage]
+
+
+def _caller(tools: Sequence[BaseTool], run: Run, seen: list[ToolMessage]) -> Call:
+    def call(name: str, args: dict[str, Any]) -> ToolMessage:
         msg = run_tool_call(tools, tool_call(name, args, f"call-{len(run.calls) + 1}"))
-        run.record(name, args, msg.content)
+        run.record(name, args, msg.text)  # the tools reply in text: the content itself
         seen.append(msg)  # the replies so far: excerpts() resolves short hashes across them
         return msg
     return call
 
 
-def _manifest_shown(msg, profile: Profile) -> list[tuple[str, str]]:
+def _manifest_shown(msg: ToolMessage, profile: Profile) -> list[tuple[str, str]]:
     """``(doc_id, text)`` a manifest showed per document, as ``profile`` reads it (nothing for a refusal)."""
-    return profile.manifest_shown(msg.content) if msg.status == "success" else []
+    return profile.manifest_shown(msg.text) if msg.status == "success" else []
 
 
 #: Calls each candidate gets, best first, before any candidate gets more (see :func:`read_in_turn`).
@@ -298,7 +305,7 @@ def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[
     ``profile`` (a name or a :class:`~evidence_lib.profiles.Profile`) formats the replies and reads them back.
     """
     profile = profile_of(profile)
-    run, seen = Run(item["id"]), []
+    run, seen = Run(item["id"]), list[ToolMessage]()
     tools = evidence_tools(source, profile=profile)
     call = _caller(tools, run, seen)
 
@@ -317,8 +324,8 @@ def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[
     if answered():
         return run
     near = excerpts([first])  # the text the locate showed (none where it shows offsets only)
-    counts = profile.located_counts(first.content) if first.status == "success" else {}
-    located = profile.located(first.content) if first.status == "success" else []
+    counts = profile.located_counts(first.text) if first.status == "success" else {}
+    located = profile.located(first.text) if first.status == "success" else []
     if chooser != "oracle" and len(located) > 1 and not shown:  # to choose among several, see their titles
         shown = _manifest_shown(call("search_evidence", {"query": query}), profile)
     run.picked = choose(chooser, item, located, shown + [(x.doc_id, x.text) for x in near])
@@ -329,12 +336,12 @@ def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[
     return run
 
 
-def _read(call, doc_id: str, offset: int, profile: Profile) -> int | None:
+def _read(call: Call, doc_id: str, offset: int, profile: Profile) -> int | None:
     """One full page from ``offset``; where the next one starts, as ``profile`` reads the reply."""
     msg = call("read_evidence", {"doc_id": doc_id, "offset": offset, "limit": MAX_PAGE_CHARS})
     if msg.status == "error":
         return None
-    return profile.next_offset(msg.content)
+    return profile.next_offset(msg.text)
 
 
 def no_help_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[str, Any],
@@ -345,11 +352,11 @@ def no_help_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[s
     ``overlap`` ranks the manifest rows by question words (:func:`choose`) and pages through them in turn
     (:func:`read_in_turn`).
     """
-    run, seen = Run(item["id"]), []
+    run, seen = Run(item["id"]), list[ToolMessage]()
     tools = evidence_tools(source)
     call = _caller(tools, run, seen)
     manifest = call("search_evidence", {"query": item["question"][:256]})
-    rows = [r["doc_id"] for r in json_rows(manifest.content)] if manifest.status == "success" else []
+    rows = [r["doc_id"] for r in json_rows(manifest.text)] if manifest.status == "success" else []
     if not rows:
         return run
     if chooser == "overlap":

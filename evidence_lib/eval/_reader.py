@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from langchain_core.messages import ToolMessage
+
 from .._citations import Excerpt
 from .._tools import MAX_PAGE_CHARS
 from ..profiles._base import Profile
@@ -56,9 +58,9 @@ def evidence_score(text: str, words: frozenset[str]) -> int:
     return sum(1 for w in words if w in lowered)
 
 
-def page_range(msg, profile: Profile, start: int) -> tuple[int, float]:
+def page_range(msg: ToolMessage, profile: Profile, start: int) -> tuple[int, float]:
     """``[start, end)`` of a page reply: up to the next offset it names, or :data:`END` when it reached the end."""
-    nxt = profile.next_offset(msg.content)
+    nxt = profile.next_offset(msg.text)
     return start, nxt if nxt is not None else END
 
 

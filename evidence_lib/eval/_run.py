@@ -15,7 +15,7 @@ import os
 import stat
 import statistics
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from .._documents import Document
 from .._index import EvidenceIndex
 from .._lines import text_line, token
 from ..profiles._registry import profile_of
-from ..retrieval._bm25 import recall_at_k
+from ..retrieval._bm25 import BM25Retriever, recall_at_k
 from ..retrieval._corpora import folder_corpus, pydoc_corpus
 from ..retrieval._folder import RETRIEVER_K, bm25_source  # the eval's source: BM25 (k = RETRIEVER_K) over the docs
 from . import _deepagents_flow as deepagents_flow
@@ -159,7 +159,8 @@ def summarize(runs: Sequence[Mapping[str, Any]], flow: str, chooser: str = DEFAU
 
 
 def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, Any]],
-             flows: Sequence[str] = FLOWS, progress=None, chooser: str = DEFAULT_CHOOSER) -> dict[str, Any]:
+             flows: Sequence[str] = FLOWS, progress: Callable[[str, int, int], None] | None = None,
+             chooser: str = DEFAULT_CHOOSER) -> dict[str, Any]:
     """Run every flow on every item; the result ``OUT.json`` holds per flow a summary and per question the calls.
 
     ``chooser`` (``oracle`` or ``overlap``, see :mod:`.flows`) picks the document each flow reads among the
@@ -173,6 +174,7 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
         raise ValueError(f"unknown chooser {chooser!r}; choose from {', '.join(CHOOSERS)}")
     source = bm25_source(docs)  # one source for every question: its whole-corpus index is built once
     retriever = source.retriever
+    assert isinstance(retriever, BM25Retriever)  # bm25_source's: dump_flow widens its k
     corpus = EvidenceIndex.in_memory(docs)
     by_id = {d.doc_id: d for d in docs}
     per: dict[str, list[dict[str, Any]]] = {}
@@ -223,12 +225,12 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
     }
     if repeated:
         out["deepagents_version"] = deepagents_flow.deepagents_version()
-        engine, runs = deepagents_flow.grep_engine(), deepagents_flow.repeats()
+        engine, repeats = deepagents_flow.grep_engine(), deepagents_flow.repeats()
         out["deepagents_runs"] = {
-            "grep_engine": engine, "runs": runs,
-            "reported": (f"each Deep Agents flow ran {runs} times (ripgrep's capped matches vary from run to run): its "
+            "grep_engine": engine, "runs": repeats,
+            "reported": (f"each Deep Agents flow ran {repeats} times (ripgrep's capped matches vary from run to run): its "
                          "figures are the median per metric, 'spread' the [min, max], per_question the first run's")
-            if runs > 1 else "each Deep Agents flow ran once (its Python grep gives the same matches every run)"}
+            if repeats > 1 else "each Deep Agents flow ran once (its Python grep gives the same matches every run)"}
     return out
 
 

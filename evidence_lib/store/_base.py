@@ -24,7 +24,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import timedelta
-from typing import Any
 
 from .._access import Principal
 from .._clock import Clock
@@ -40,6 +39,7 @@ from ._common import (
     SnapRow,
     SnapshotKey,
     SnapshotReader,
+    TaskTxn,
     WorkspaceTxn,
     WsKey,
     alive,
@@ -176,9 +176,8 @@ class StoreBackend(ABC):
         removed with its ledger)."""
 
     @abstractmethod
-    def task_txn(self, lid: int) -> AbstractContextManager[Any]:
-        """A context manager holding the task's lock, yielding a txn with ``state`` (None: the task is gone) and
-        ``write(state)``."""
+    def task_txn(self, lid: int) -> AbstractContextManager[TaskTxn]:
+        """A context manager holding the task's lock, yielding its :class:`TaskTxn`."""
 
     # workspaces
     @abstractmethod

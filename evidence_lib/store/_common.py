@@ -27,7 +27,8 @@ from .._toolkit import clean_text
 __all__ = ["ARTIFACT_PREFIX", "CHUNK_CHARS", "DEFAULT_STORE_TTL", "EPOCH", "GRAM_CLASS", "GRAM_RANGES_ID",
            "INT64_MAX", "INT64_MIN", "MAX_GRAM_CHARS", "MAX_KEY_CHARS", "MAX_STORED_TITLE_CHARS", "MAX_US",
            "MIN_INDEXED_CHARS", "OVERLAP_CHARS", "OWNER_PREFIX", "ChunkRow", "DocRow", "LedgerStorage", "LedgerTxn",
-           "SnapRow", "SnapshotKey", "SnapshotReader", "SnapshotStorage", "WorkspaceStorage", "WorkspaceTxn", "WsKey",
+           "SnapRow", "SnapshotKey", "SnapshotReader", "SnapshotStorage", "TaskTxn", "WorkspaceStorage", "WorkspaceTxn",
+           "WsKey",
            "access_from_json", "access_json", "alive", "artifact_query", "check_int64", "check_text", "chunk_rows",
            "cjk_grams", "document_row", "expiry_us", "from_us", "gram_term", "is_artifact_query", "owner_session",
            "session_of", "sha256_text", "system_clock", "to_us", "ttl_us"]
@@ -281,6 +282,15 @@ class LedgerTxn(Protocol):
     def reads_of(self, doc_id: str, sha256: str) -> list[tuple[Any, ...]]: ...
     def write(self, row: tuple[Any, ...], counters: dict[str, int],
               excerpts: Sequence[tuple[Any, ...]] = ()) -> None: ...
+
+
+class TaskTxn(Protocol):
+    """A task's transaction, what :meth:`~evidence_lib.store._base.StoreBackend.task_txn` yields under the task's
+    lock: its stored state, JSON text (None: the task is gone), and its write."""
+
+    @property
+    def state(self) -> str | None: ...
+    def write(self, state: str) -> None: ...
 
 
 class WorkspaceTxn(Protocol):

@@ -317,11 +317,12 @@ class MemoryStore(EvidenceStore):
     def task_row(self, tenant: str, session: str, task: str) -> tuple[int, tuple, str] | None:
         with self._lock:
             lid = self._ledger_ids.get((tenant, session, task))
-            ledger = self._ledgers.get(lid) if lid is not None else None
-            return None if ledger is None or "state" not in ledger else (lid, ledger["limits"], ledger["state"])
+            ledger = None if lid is None else self._ledgers.get(lid)
+            return None if lid is None or ledger is None or "state" not in ledger else \
+                (lid, ledger["limits"], ledger["state"])
 
     @contextmanager
-    def task_txn(self, lid: int):
+    def task_txn(self, lid: int) -> Iterator[_TaskTxn]:
         with self._lock:
             ledger = self._ledgers.get(lid)
             txn = _TaskTxn(None if ledger is None else ledger.get("state"))

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # exported at runtime (C scanner or fallback), absent from typeshed
 from typing import Any, Literal
 
 from .. import _calls as calls
@@ -46,8 +46,9 @@ from .._measure import TokenCounter, cl100k_tokens, utf8_bytes
 from .._paging import MAX_PAGE_CHARS, page, page_reply
 from .._toolkit import clean_text
 from .._tools import DEFAULT_PAGE_CHARS
+from ._base import EvidenceStore
 from ._common import SnapshotKey, expiry_us, owner_session  # the key format lives with the store's delete_session
-from ._snapshot import prefetch
+from ._snapshot import StoreSnapshot, prefetch
 
 __all__ = [
     "DEFAULT_RESULT_TTL", "DEFAULT_THRESHOLD_TOKENS", "HANDLE_MAX_TOKENS", "MAX_SECTIONS",
@@ -120,6 +121,13 @@ _JSON_KEY_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DECODER = json.JSONDecoder()
 
 
+def _past_ws(text: str, i: int) -> int:
+    """Where the JSON whitespace starting at ``text[i]`` ends (``_WS`` matches everywhere, the empty run included)."""
+    run = _WS.match(text, i)
+    assert run is not None  # `*` matches the empty string
+    return run.end()
+
+
 def _key_path(parent: str, key: str) -> str:
     return f"{parent}.{key}" if _JSON_KEY_IDENT.fullmatch(key) else f"{parent}[{json.dumps(key, ensure_ascii=False)}]"
 
@@ -146,11 +154,11 @@ def json_sections(text: str, *, limit: int = MAX_SECTIONS, depth: int = SECTION_
     if not isinstance(text, str) or text.lstrip()[:1] not in ("{", "["):
         return []
     try:
-        start = _WS.match(text, 0).end()
+        start = _past_ws(text, 0)
         value, end = _DECODER.raw_decode(text, start)
     except (ValueError, RecursionError):
         return []
-    if _WS.match(text, end).end() != len(text):
+    if _past_ws(text, end) != len(text):
         return []
     out: list[Section] = []
     kind, size = _kind(value)
@@ -165,22 +173,22 @@ def _children(text: str, i: int, end: int, path: str, depth: int, out: list[Sect
     if depth <= 0 or len(out) >= limit or text[i] not in "{[" or end - i <= whole_within:
         return
     close = "}" if text[i] == "{" else "]"
-    j = _WS.match(text, i + 1).end()
+    j = _past_ws(text, i + 1)
     items: list[tuple[str, int, int, Any]] = []
     index = 0
     while text[j] != close:
         if close == "}":
             key, j = scanstring(text, j + 1)
-            j = _WS.match(text, _WS.match(text, j).end() + 1).end()  # past ':'
+            j = _past_ws(text, _past_ws(text, j) + 1)  # past ':'
             child = _key_path(path, key)
         else:
             child = f"{path}[{index}]"
         value, end = _DECODER.raw_decode(text, j)
         items.append((child, j, end, value))
         index += 1
-        j = _WS.match(text, end).end()
+        j = _past_ws(text, end)
         if text[j] == ",":
-            j = _WS.match(text, j + 1).end()
+            j = _past_ws(text, j + 1)
     shown = items if close == "}" else items[:1] + items[-1:] if len(items) > 1 else items
     for child, s, e, value in shown:
         if len(out) >= limit:
@@ -277,7 +285,7 @@ class _StoreListing:
     every worker serving the run sees the same listing, safe across threads and processes (each write is one store
     transaction) and expiring ``ttl`` after the run's last result, like the results. Notebook 12."""
 
-    def __init__(self, store: Any, principal: Principal, session: str, run: str, ttl: timedelta) -> None:
+    def __init__(self, store: EvidenceStore, principal: Principal, session: str, run: str, ttl: timedelta) -> None:
         self.workspace = store.workspace(principal, run_session(session, principal.user, run), ttl=ttl)
 
     def _paths(self) -> dict[str, str]:
@@ -329,7 +337,7 @@ class ToolResults:
     every worker serving that run; without, in this object.
     """
 
-    def __init__(self, store: Any, principal: Principal, session: str = "default", *,
+    def __init__(self, store: EvidenceStore, principal: Principal, session: str = "default", *,
                  ttl: timedelta = DEFAULT_RESULT_TTL, run: str | None = None, ids: IdPolicy = "content",
                  seed: str | bytes | None = None) -> None:
         if not isinstance(principal, Principal):
@@ -455,7 +463,7 @@ class ToolResults:
         return isinstance(doc_id, str) and doc_id.startswith(tuple(_PREFIXES.values())) and len(doc_id) <= 64 \
             and clean_text(doc_id)  # a NUL or a lone surrogate never reaches a database
 
-    def _snap(self, doc_id: Any):
+    def _snap(self, doc_id: Any) -> StoreSnapshot:
         """The result's snapshot, resolved once per call (else ``unknown_doc_id``, whatever the reason)."""
         if not self._shaped(doc_id):
             raise EvidenceError("unknown_doc_id")
@@ -472,7 +480,7 @@ class ToolResults:
             raise EvidenceError(snaps[doc_id])
         return snaps[doc_id]
 
-    def _resolve(self, doc_id: str):
+    def _resolve(self, doc_id: str) -> StoreSnapshot:
         try:
             return self.store.snapshot(self.principal.tenant, self.key_session, doc_id)
         except EvidenceError as e:

@@ -590,7 +590,7 @@ class SQLStore(EvidenceStore):
         return None if row is None else (row[0], tuple(row[1:-1]), row[-1])
 
     @contextmanager
-    def task_txn(self, lid: int):
+    def task_txn(self, lid: int) -> Iterator[_TaskTxn]:
         with self._tx(write=True) as q:
             yield _TaskTxn(q, lid, q.one(f"SELECT state FROM task_states WHERE lid = ?{self.FOR_UPDATE}", (lid,)))
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from .._errors import EvidenceError
 from .._ledger import Budget
+from ._base import EvidenceStore
 from ._common import DEFAULT_STORE_TTL, expiry_us
 from ._ledger import StoreLedger, budget_limits
 
@@ -34,7 +35,7 @@ def _dump(state: Mapping[str, Any]) -> str:
     return text
 
 
-def begin_task(store: Any, tenant: str, session: str, task: str, budget: Budget, state: Mapping[str, Any], *,
+def begin_task(store: EvidenceStore, tenant: str, session: str, task: str, budget: Budget, state: Mapping[str, Any], *,
                keep: int, ttl: timedelta = DEFAULT_STORE_TTL) -> StoreLedger:
     """A new task ``(tenant, session, task)`` with ``budget`` and ``state``, in one transaction; of the session's
     tasks only the ``keep`` newest stay. Its ledger (which expires ``ttl`` after its last entry)."""
@@ -43,7 +44,7 @@ def begin_task(store: Any, tenant: str, session: str, task: str, budget: Budget,
     return StoreLedger(store, tenant, session, task, ttl=ttl, opened=(lid, limits))
 
 
-def find_task(store: Any, tenant: str, session: str, task: str, *,
+def find_task(store: EvidenceStore, tenant: str, session: str, task: str, *,
               ttl: timedelta = DEFAULT_STORE_TTL) -> tuple[StoreLedger, dict[str, Any]] | None:
     """The task's ledger and state as stored now (one statement), or ``None`` for a task never begun or gone."""
     row = store.task_row(tenant, session, task)
@@ -53,7 +54,7 @@ def find_task(store: Any, tenant: str, session: str, task: str, *,
     return StoreLedger(store, tenant, session, task, ttl=ttl, opened=(lid, tuple(limits))), json.loads(state)
 
 
-def change_task(store: Any, ledger: StoreLedger, change: Callable[[dict[str, Any]], dict[str, Any] | None]) \
+def change_task(store: EvidenceStore, ledger: StoreLedger, change: Callable[[dict[str, Any]], dict[str, Any] | None]) \
         -> dict[str, Any]:
     """Apply ``change`` to the task's state under its lock: it gets the state as stored now and returns the new one
     (``None``: unchanged; raising leaves it as it was). The state after; ``unknown_task`` if the task is gone."""

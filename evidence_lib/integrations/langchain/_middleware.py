@@ -46,7 +46,9 @@ from ..._paging import MAX_PAGE_CHARS
 from ..._toolkit import StrictArgs, refusal_message, run_tool_call
 from ..._tools import DEFAULT_PAGE_CHARS, evidence_tools
 from ...profiles._offloaded import OFFLOADED
+from ...store._base import EvidenceStore
 from ...store._common import DEFAULT_STORE_TTL
+from ...store._ledger import StoreLedger
 from ...store._offload import DEFAULT_RESULT_TTL, DEFAULT_THRESHOLD_TOKENS, ToolResults, offload, owner_session
 from ._blocks import MEDIA_BLOCKS, encodes, model_text
 
@@ -99,7 +101,7 @@ OFFLOADED_DESCRIPTIONS = {
 
 
 #: The argument schemas of the middleware's own tools.
-OFFLOADED_ARGS = {"locate_evidence": OffloadedLocateArgs, "read_evidence": OffloadedReadArgs}
+OFFLOADED_ARGS: dict[str, type[StrictArgs]] = {"locate_evidence": OffloadedLocateArgs, "read_evidence": OffloadedReadArgs}
 
 
 class EvidenceState(AgentState):
@@ -126,7 +128,7 @@ class _Run:
 
     run_id: str
     shelf: ToolResults
-    ledger: Ledger
+    ledger: StoreLedger
     tools: list  # safe for parallel calls: one message's reads overlap, the ledger never overspends
 
 
@@ -147,7 +149,7 @@ class EvidenceMiddleware(AgentMiddleware):
 
     state_schema = EvidenceState
 
-    def __init__(self, store: Any, principal: Principal, *, session: str = "default", task: str | None = None,
+    def __init__(self, store: EvidenceStore, principal: Principal, *, session: str = "default", task: str | None = None,
                  threshold_tokens: int = DEFAULT_THRESHOLD_TOKENS, thresholds: Mapping[str, int | None] | None = None,
                  ttl: timedelta = DEFAULT_RESULT_TTL, budget: Budget | None = None,
                  token_counter: TokenCounter = cl100k_tokens) -> None:

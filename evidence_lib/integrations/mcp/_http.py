@@ -24,6 +24,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import PARSE_ERROR
+from pydantic import AnyHttpUrl
 
 from ._config import host_port
 
@@ -56,7 +57,7 @@ def auth_settings(host: str, port: int) -> AuthSettings:
     """The SDK's auth settings for bearer tokens checked by the server itself: no resource server URL, so no
     protected-resource metadata route and no ``resource_metadata`` in the 401 (there is no authorization server to
     point at; ``issuer_url`` is required by the SDK and used for nothing without an authorization-server provider)."""
-    return AuthSettings(issuer_url=f"http://{host_port(host, port)}", resource_server_url=None)
+    return AuthSettings(issuer_url=AnyHttpUrl(f"http://{host_port(host, port)}"), resource_server_url=None)
 
 
 #: The endpoints an OAuth client tries when a server publishes no OAuth metadata (the MCP 2025-03-26 defaults).

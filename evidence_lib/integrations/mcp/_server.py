@@ -41,11 +41,12 @@ from mcp.types import (
     TextContent,
 )
 from mcp.types import Tool as MCPTool
+from pydantic import AnyUrl
+from starlette.routing import Route
 
 from ..._access import Principal
 from ..._citations import CITATION_FORM, REASONS, verify_sources
 from ..._errors import EvidenceError, error_payload, to_json
-from ..._index import IndexProtocol
 from ..._ledger import Budget
 from ..._paging import MAX_PAGE_CHARS
 from ..._toolkit import refusal_message, run_tool_call
@@ -63,7 +64,7 @@ from ._catalog import (
     page_args,
 )
 from ._http import BodyGuard, NoAuthorizationServer, auth_settings, transport_security
-from ._tasks import MAX_TASKS_PER_PRINCIPAL, MAX_VERIFY_CALLS, MemoryTasks, Source, StoreTasks, Task
+from ._tasks import MAX_TASKS_PER_PRINCIPAL, MAX_VERIFY_CALLS, MemoryTasks, Source, StoreTasks, Task, TaskIndex
 
 __all__ = ["EVIDENCE_TOOLS", "MAX_ANSWER_CHARS", "MAX_CHECKS_SHOWN", "MAX_REPLY_BYTES", "MAX_REQUEST_BYTES",
            "MAX_TASKS_PER_PRINCIPAL", "MAX_VERIFY_CALLS", "EvidenceMCP", "Source", "TokenPrincipals", "build_server",
@@ -159,7 +160,7 @@ class EvidenceMCP(FastMCP):
         self.tasks, self.local, self.verifier = tasks, local, verifier
         self._listing = _tool_list(tasks.profile)
 
-    async def list_tools(self) -> list[MCPTool]:  # type: ignore[override]
+    async def list_tools(self) -> list[MCPTool]:
         return list(self._listing)
 
     def caller(self) -> Principal | None:
@@ -176,7 +177,7 @@ class EvidenceMCP(FastMCP):
         return await asyncio.to_thread(self.dispatch, principal, name, arguments or {})
 
     # -- prompts and resources (issue 31, item 10) ---------------------------------------------------------------------
-    async def list_prompts(self) -> list[Prompt]:  # type: ignore[override]
+    async def list_prompts(self) -> list[Prompt]:
         return [Prompt(name=PROMPT, title="The reading contract",
                        description="How to use these tools and cite what you read: the system prompt a LangChain agent "
                                    "of this library is given (search, locate, read; Sources lines that verify).",
@@ -184,7 +185,7 @@ class EvidenceMCP(FastMCP):
                                                  description="The question to answer (optional, at most "
                                                              f"{MAX_QUESTION_CHARS:,} characters).")])]
 
-    async def get_prompt(self, name: str,  # type: ignore[override]
+    async def get_prompt(self, name: str,
                          arguments: dict[str, Any] | None = None) -> GetPromptResult:
         question = (arguments or {}).get("question")
         if name != PROMPT or set(arguments or {}) - {"question"} or not (
@@ -195,13 +196,13 @@ class EvidenceMCP(FastMCP):
         return GetPromptResult(description="the reading contract of this server's tools",
                                messages=[PromptMessage(role="user", content=TextContent(type="text", text=text))])
 
-    async def list_resources(self) -> list[Resource]:  # type: ignore[override]
-        return [Resource(uri=CATALOG_URI, name="catalog", title="Documents you may discover",
+    async def list_resources(self) -> list[Resource]:
+        return [Resource(uri=AnyUrl(CATALOG_URI), name="catalog", title="Documents you may discover",
                          description="The documents your token may discover: doc_id, title, revision, chars, "
                                      "readable (a bounded page; 'next' names the next one).",
                          mimeType="application/json")]
 
-    async def list_resource_templates(self) -> list[ResourceTemplate]:  # type: ignore[override]
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
         return [ResourceTemplate(uriTemplate=CATALOG_TEMPLATE, name="catalog_page", title="A later catalog page",
                                  description="The catalog from row {cursor} on (its previous page's 'next').",
                                  mimeType="application/json"),
@@ -211,11 +212,11 @@ class EvidenceMCP(FastMCP):
                                              "budget; doc_id percent-encoded.",
                                  mimeType="text/plain")]
 
-    async def read_resource(self, uri: Any) -> list[ReadResourceContents]:  # type: ignore[override]
-        text, mime = await asyncio.to_thread(self.resource, self.caller(), str(uri))
+    async def read_resource(self, uri: Any) -> list[ReadResourceContents]:
+        text, mime = await asyncio.to_thread(self.resource_text, self.caller(), str(uri))
         return [ReadResourceContents(content=text, mime_type=mime)]
 
-    def resource(self, principal: Principal | None, uri: str) -> tuple[str, str]:
+    def resource_text(self, principal: Principal | None, uri: str) -> tuple[str, str]:
         """``resources/read`` for ``principal``: ``(text, MIME type)`` of a catalog page or of one document page read
         by a task's ``read_evidence``; a refusal is an ``McpError`` whose message is the tools' JSON refusal (an
         unknown resource, task or document: ``RESOURCE_NOT_FOUND``; unknown and forbidden documents alike)."""
@@ -232,7 +233,9 @@ class EvidenceMCP(FastMCP):
             raise _refused(to_json(error_payload(EvidenceError("unknown_resource"))))
         handle, args = found
         result = self.dispatch(principal, "read_evidence", {"task": handle, **args})
-        text = result.content[0].text
+        reply = result.content[0]
+        assert isinstance(reply, TextContent)  # dispatch answers in text, a refusal too
+        text = reply.text
         if result.isError:
             raise _refused(text)
         return text, "text/plain"
@@ -242,7 +245,7 @@ class EvidenceMCP(FastMCP):
         with bearer tokens, :class:`~._http.NoAuthorizationServer` answering the OAuth fallback endpoints."""
         app = super().streamable_http_app()
         for route in app.routes:
-            if getattr(route, "path", None) == self.settings.streamable_http_path:
+            if isinstance(route, Route) and route.path == self.settings.streamable_http_path:
                 route.app = BodyGuard(route.app, self.settings.max_request_body_size)
         if self.verifier is not None:
             app.add_middleware(NoAuthorizationServer)
@@ -323,6 +326,7 @@ def build_server(source: Source, *, local: Principal | None = None, tokens: Mapp
                        transport_security=transport_security(host, port))
 
 
-def fixed_source(index: IndexProtocol) -> Source:
-    """A :class:`Source` over one fixed index (a folder corpus): every task reads it, each with its own ledger."""
+def fixed_source(index: TaskIndex) -> Source:
+    """A :class:`Source` over one fixed index, or a retriever source (a folder behind BM25): every task reads it,
+    each with its own ledger."""
     return Source(lambda _principal: index)

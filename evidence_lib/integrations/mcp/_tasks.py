@@ -20,15 +20,27 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..._access import Principal
 from ..._errors import EvidenceError
 from ..._index import IndexProtocol
 from ..._ledger import Budget, Ledger
+from ..._toolkit import EvidenceTool
 from ..._tools import evidence_tools
+from ...store._base import EvidenceStore
 from ...store._common import owner_session
+from ...store._ledger import StoreLedger
+from ...store._snapshot import StoreSnapshot
 from ...store._tasks import begin_task, change_task, find_task
+
+if TYPE_CHECKING:  # only when a folder is served: the server never loads the retrieval package otherwise
+    from ...retrieval._folder import FolderSource
+    from ...retrieval._snapshot import RetrieverSource
+
+#: What a task reads: a fixed index (a store snapshot too), or a retriever source (a folder behind BM25, one snapshot
+#: per query), as ``evidence_tools`` takes it.
+TaskIndex: TypeAlias = "IndexProtocol | RetrieverSource | FolderSource"
 
 __all__ = ["MAX_TASKS_PER_PRINCIPAL", "MAX_VERIFY_CALLS", "MemoryTasks", "Source", "StoreSource", "StoreTasks", "Task"]
 
@@ -55,7 +67,7 @@ class Source:
     """Where a principal's task reads: ``index_for(principal)`` (a fixed index or a store snapshot) and
     ``ledger_for(principal, handle, budget)`` (in memory, or a store ledger shared by every worker)."""
 
-    index_for: Callable[[Principal], Any]  # an IndexProtocol or a RetrieverSource (a folder behind BM25)
+    index_for: Callable[[Principal], TaskIndex]
     ledger_for: Callable[[Principal, str, Budget], Ledger] = lambda _p, _h, budget: Ledger(budget)
 
     def tasks(self, budget: Budget, profile: str) -> MemoryTasks:
@@ -63,7 +75,7 @@ class Source:
         return MemoryTasks(self, budget, profile)
 
     @staticmethod
-    def from_store(store: Any, session: str = "mcp", query: str = "mcp") -> StoreSource:
+    def from_store(store: EvidenceStore, session: str = "mcp", query: str = "mcp") -> StoreSource:
         """What :func:`~evidence_lib.integrations.mcp.build_server` serves from a store: each principal reads the
         snapshot ``(its tenant, session, query)``, and the server keeps no task in its memory (handles, budgets and
         reads live in the store), so several server processes on one store serve one task. Notebook 13."""
@@ -75,7 +87,7 @@ class Task:
     """One task: its principal, the index it reads, its ledger and its tools (which revisions they showed)."""
 
     principal: Principal
-    index: IndexProtocol
+    index: TaskIndex
     ledger: Ledger
     tools: list
     verified: int = 0
@@ -142,11 +154,11 @@ class StoreSource:
     """A store's snapshot ``(tenant, session, query)`` per principal's tenant, with every task kept in the store
     (:class:`StoreTasks`). Made by :meth:`Source.from_store`."""
 
-    store: Any  # an EvidenceStore
+    store: EvidenceStore
     session: str = "mcp"
     query: str = "mcp"
 
-    def index_for(self, principal: Principal) -> Any:
+    def index_for(self, principal: Principal) -> StoreSnapshot:
         return self.store.snapshot(principal.tenant, self.session, self.query)
 
     def tasks(self, budget: Budget, profile: str) -> StoreTasks:
@@ -162,7 +174,7 @@ class StoreTasks:
 
     def __init__(self, source: StoreSource, budget: Budget, profile: str) -> None:
         self.source, self.budget, self.profile = source, budget, profile
-        self._snapshots: OrderedDict[int, Any] = OrderedDict()
+        self._snapshots: OrderedDict[int, StoreSnapshot] = OrderedDict()
         self._lock = threading.Lock()  # guards the snapshots kept, never a call
 
     def _key(self, principal: Principal, handle: str) -> tuple[str, str, str]:
@@ -172,7 +184,7 @@ class StoreTasks:
     def _who(principal: Principal) -> list:
         return [principal.tenant, principal.user, sorted(principal.groups)]
 
-    def _snapshot(self, snap_id: int) -> Any:
+    def _snapshot(self, snap_id: int) -> StoreSnapshot:
         with self._lock:
             snap = self._snapshots.get(snap_id)
             if snap is not None:
@@ -182,7 +194,7 @@ class StoreTasks:
         self._keep(snap)
         return snap
 
-    def _keep(self, snap: Any) -> None:
+    def _keep(self, snap: StoreSnapshot) -> None:
         with self._lock:
             self._snapshots[snap.row.snap_id] = snap
             while len(self._snapshots) > SNAPSHOTS_KEPT:
@@ -211,7 +223,9 @@ class StoreTasks:
         ledger, state = found
         snap = self._snapshot(state["snapshot"])
         tools = evidence_tools(snap, principal, ledger=ledger, profile=self.profile)
-        session = tools[0].session
+        search = tools[0]
+        assert isinstance(search, EvidenceTool)  # evidence_tools makes EvidenceTools, each with the shared session
+        session = search.session
         shown = {tuple(x) for x in state["shown"]}
         session.query, session.rev_shown = state["query"], set(shown)
         yield Task(principal, snap, ledger, tools, state["verified"])
@@ -227,4 +241,5 @@ class StoreTasks:
                 raise EvidenceError("budget_exhausted", reason="calls")
             return {**state, "verified": state["verified"] + 1}
 
+        assert isinstance(task.ledger, StoreLedger)  # use() gave this task the store's ledger
         change_task(self.source.store, task.ledger, count)

@@ -23,6 +23,7 @@ from ..._index import EvidenceIndex
 from ..._measure import Size, reduction_percent
 from ..._toolkit import EvidenceTool
 from ..._tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
+from ...audit._history import text_of
 from ..article import ANSWER_DOC_ID, REVISION, article_corpus
 from ._shared import cut, show, temp_index, variant_corpus, watching
 from .core import Exercise, NotAttempted, Result, ____, call, correct, incorrect
@@ -379,7 +380,7 @@ def _expected_codes() -> dict[str, str]:
         out = {}
         for label, (name, args, _) in BAD_CALLS.items():
             message = run_tool_call(tools, tool_call(name, args, f"call-{label}"))
-            out[label] = json.loads(message.text)["error"] if message.status == "error" else "ok"
+            out[label] = json.loads(text_of(message))["error"] if message.status == "error" else "ok"
         return out
 
 
@@ -461,7 +462,7 @@ def _session(docs: list[Document], calls: list[_Call]) -> list[ToolMessage]:
                 args = {"doc_id": hit["doc_id"], "offset": offset, "limit": args["limit"]}
             message = run_tool_call(tools, tool_call(name, args, f"call-{i}"))
             if name == "locate_evidence":
-                hits = json.loads(message.text)
+                hits = json.loads(text_of(message))
             messages.append(message)
         return messages
 

@@ -21,6 +21,7 @@ from ..._errors import EvidenceError, to_json
 from ..._measure import Size
 from ..._toolkit import run_tool_call, tool_call
 from ..._tools import evidence_tools
+from ...audit._history import text_of
 from ...disclosure._catalog import Catalog, Resource
 from ...disclosure._toolbox import Toolbox, discovery_tools, measure_schema_loading
 from ...store._memory import MemoryStore
@@ -430,7 +431,7 @@ def _outcome(source_moved: bool, requeried: bool, by_colleague: bool, expired: b
     reader = colleague if by_colleague else support
     tools = evidence_tools(ToolResults(store, reader, "part5-q4"), reader)
     args = {"doc_id": handle["doc_id"], "offset": handle["sections"]["exceptions"][0]}
-    body = json.loads(run_tool_call(tools, tool_call("read_evidence", args, "q4")).text)
+    body = json.loads(text_of(run_tool_call(tools, tool_call("read_evidence", args, "q4"))))
     return body.get("error") or handle["source"].rsplit("@", 1)[1], body
 
 

@@ -365,7 +365,8 @@ def _check_leaks(answer: Any) -> Result:
         return incorrect("every element should be a doc_id (a str)")
     got = set(answer)
     with temp_index(tenant_documents()) as index:
-        shown = [d for row in naive_manifest(index, viewer) if isinstance(d := row["doc_id"], str)]  # every row's
+        # A manifest row is a dict[str, object]; every row's doc_id is a str.
+        shown = [doc_id for row in naive_manifest(index, viewer) if isinstance(doc_id := row["doc_id"], str)]
         allowed = {e.doc_id for e in index.visible(viewer, "discover")}
         grants = {e.doc_id: e.access for e in index if e.access is not None}  # an open document leaks nothing
     expected = {d for d in shown if d not in allowed}

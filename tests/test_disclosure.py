@@ -6,6 +6,7 @@ import json
 from decimal import Decimal
 
 import pytest
+from langchain_core.messages import ToolMessage
 
 from evidence_lib._access import Principal
 from evidence_lib._errors import EvidenceError
@@ -52,6 +53,17 @@ def test_gate_refuses_after_a_partial_page_and_allows_after_the_rest():
     assert gate.missing() == ["policy:returns#quality"]
     gate.observe(catalog.read_section(AGENT, "policy:returns", "r5", "quality", first["next_offset"], 800))
     assert gate.final_answer("ok") == {"answer": "ok", "sources": ["policy:returns@r5#quality"]}
+
+
+def test_gate_ignores_tool_messages_that_are_not_a_section_reply():
+    catalog = after_sales_catalog()
+    gate = AnswerGate([("policy:returns", "quality")])
+    whole = json.dumps(catalog.read_section(AGENT, "policy:returns", "r5", "quality", 0, 800), ensure_ascii=False)
+    for content in ([{"type": "text", "text": whole}], "not json", whole):
+        gate.observe(ToolMessage(content=content, tool_call_id="c", status="error" if content == whole else "success"))
+    assert gate.missing() == ["policy:returns#quality"]
+    gate.observe(ToolMessage(content=whole, tool_call_id="c"))
+    assert gate.missing() == []
 
 
 def run(planted: bool):

@@ -143,6 +143,7 @@ class Catalog:
     def _text(self, principal: Principal | None, resource_id: Any, revision: Any, section: Any,
               whole: bool = False) -> str:
         r = self._resources.get(resource_id) if isinstance(resource_id, str) else None
+        reason: AuditReason
         if not isinstance(resource_id, str) or not _RESOURCE_ID.fullmatch(resource_id):
             reason = "malformed_id"  # a path, a URL, "../x": never looked up, never joined
         elif r is None:
@@ -273,9 +274,11 @@ class TaskBudget:
 
         return call
 
-    def wire(self, tools: Sequence[EvidenceTool], bound_codes: Mapping[str, str]) -> None:
+    def wire(self, tools: Sequence[BaseTool], bound_codes: Mapping[str, str]) -> None:
         """Bound codes, refusal recording and the refusal cap on each tool, as ``evidence_tools`` does."""
         for t in tools:
+            # EvidenceTool.from_function builds these; langchain-core annotates it as returning StructuredTool.
+            assert isinstance(t, EvidenceTool)
             t.bound_codes = dict(bound_codes)
             t.on_refusal = self.refused
             if self.ledger is not None:
@@ -315,7 +318,7 @@ def catalog_tools(catalog: Catalog, principal: Principal | None, *, ledger: Ledg
                               limit: int = DEFAULT_SECTION_CHARS) -> str:
         return to_json(catalog.read_section(principal, resource_id, revision, section, offset, limit, ledger=ledger))
 
-    tools = [
+    tools: list[BaseTool] = [
         EvidenceTool.from_function(
             budget.guarded("discover_resources", discover_resources), name="discover_resources", args_schema=NoArgs,
             description="List the resources you may use: id, what each is for, key fields, revisions, sections. "

@@ -44,11 +44,11 @@ class AnswerGate:
     def observe(self, reply: Mapping[str, Any] | ToolMessage) -> None:
         """Record a ``read_section`` reply (a dict, or a ``ToolMessage`` carrying one as JSON)."""
         if isinstance(reply, ToolMessage):
-            if reply.status == "error":
+            if reply.status == "error" or not isinstance(reply.content, str):  # a read_section reply is one string
                 return
             try:
-                reply = json.loads(reply.content)  # type: ignore[arg-type]
-            except (TypeError, ValueError):
+                reply = json.loads(reply.content)
+            except ValueError:
                 return
         if not isinstance(reply, Mapping) or reply.get("kind") != "data" or "total_chars" not in reply \
                 or "resource_id" not in reply:

@@ -21,7 +21,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field, create_model
 
 from .._access import Access, Principal, allowed
-from .._errors import EvidenceError, to_json
+from .._errors import AuditReason, EvidenceError, to_json
 from .._measure import Size
 from .._paging import check_int
 from .._toolkit import MAX_QUERY_CHARS, EvidenceTool, StrictArgs, check_args
@@ -40,7 +40,7 @@ FINANCE = frozenset({"group:finance"})
 LOGISTICS_LEAD = frozenset({"group:logistics_lead"})
 
 
-def _id(pattern: str, example: str, what: str) -> tuple[type, Any]:
+def _id(pattern: str, example: str, what: str) -> tuple[object, Any]:
     return str, Field(description=f"{what}, e.g. {example}.", pattern=pattern)
 
 
@@ -53,8 +53,10 @@ class Address(StrictArgs):
 
 Reason = Literal["quality_issue", "not_as_described", "changed_mind", "not_received", "damaged_in_transit"]
 
-#: Argument fields shared by the tools, so one concept always has one name and one description.
-FIELDS: dict[str, tuple[type, Any]] = {
+#: Argument fields shared by the tools, so one concept always has one name and one description. Each is pydantic's
+#: ``(type form, Field(...))``: ``object`` because a form such as ``Literal[...]`` is no ``type`` (Python 3.11 has no
+#: ``TypeForm``), ``Any`` because that is what ``Field()`` is typed as.
+FIELDS: dict[str, tuple[object, Any]] = {
     "order_id": _id(r"^[A-Z][0-9]{4}$", "A1042", "Order number"),
     "customer_id": _id(r"^C-[0-9]{5}$", "C-00417", "Customer id"),
     "return_id": _id(r"^RT-[0-9]{4}$", "RT-0001", "Return request id"),
@@ -99,13 +101,15 @@ class ToolSpec:
 
 @cache
 def _args_model(spec: ToolSpec) -> type[BaseModel]:
-    return create_model(spec.name, __base__=StrictArgs, **{f: FIELDS[f] for f in spec.fields})
+    # Any: a ``**`` mapping must fit every keyword of create_model (``__base__``, ``__config__``...), not just fields.
+    fields: dict[str, Any] = {f: FIELDS[f] for f in spec.fields}
+    return create_model(spec.name, __base__=StrictArgs, **fields)
 
 
-def tool_spec(name: str, purpose: str, details: str, fields: str, kind: str = "read",
+def tool_spec(name: str, purpose: str, details: str, fields: str, kind: Literal["read", "write"] = "read",
               grants: frozenset[str] = SUPPORT) -> ToolSpec:
     """A :class:`ToolSpec` from one line per part (``fields`` space-separated): how the datasets declare tools."""
-    return ToolSpec(name, purpose, details, tuple(fields.split()), kind, grants)  # type: ignore[arg-type]
+    return ToolSpec(name, purpose, details, tuple(fields.split()), kind, grants)
 
 
 _STOP = frozenset("a an and the of for to in on or is my an by with one its it this that".split())
@@ -176,17 +180,18 @@ class Toolbox:
         Whether the tool was ever found or loaded does not matter: grants are checked here.
         """
         spec = self.specs.get(name) if isinstance(name, str) else None
-        if spec is None or not allowed(Access(self.tenant, read=spec.grants), principal, "read"):
+        if (spec is None or principal is None  # no principal is granted anything (as allowed() says)
+                or not allowed(Access(self.tenant, read=spec.grants), principal, "read")):
             self.audit.append(AuditRecord(repr(principal), "execute", str(name)[:64], None, None,
                                           "not_found" if spec is None else "not_granted"))
             raise EvidenceError("unknown_tool")
         model = spec.args_model()
         values = model.model_validate(check_args(model, args)).model_dump(mode="json")
         order_id = values.get("order_id")
-        if order_id is not None and self.orders.get(order_id) != principal.tenant:  # type: ignore[union-attr]
+        if order_id is not None and self.orders.get(order_id) != principal.tenant:
             # Being allowed to run a tool is not being allowed every argument: another shop's order
             # looks exactly like a missing one.
-            reason = "order_not_found" if order_id not in self.orders else "order_of_other_tenant"
+            reason: AuditReason = "order_not_found" if order_id not in self.orders else "order_of_other_tenant"
             self.audit.append(AuditRecord(repr(principal), "execute", name, None, None, reason))
             raise EvidenceError("unknown_resource")
         if self.backend is not None:
@@ -234,15 +239,13 @@ def discovery_tools(toolbox: Toolbox) -> list[BaseTool]:
     def load_tools(names: list[str]) -> str:
         return to_json(toolbox.load_tools(names))
 
-    tools = [
-        EvidenceTool.from_function(find_tools, name="find_tools", args_schema=FindToolsArgs,
-                                   description="Find tools by what they do. Returns names and one-line purposes "
-                                               "only; load the ones you need with load_tools."),
-        EvidenceTool.from_function(load_tools, name="load_tools", args_schema=LoadToolsArgs,
-                                   description="Load the full schemas of 1-5 tools found with find_tools."),
-    ]
-    tools[0].bound_codes = {"query": "invalid_query"}
-    return tools
+    find = EvidenceTool.from_function(find_tools, name="find_tools", args_schema=FindToolsArgs,
+                                      description="Find tools by what they do. Returns names and one-line purposes "
+                                                  "only; load the ones you need with load_tools.")
+    assert isinstance(find, EvidenceTool)  # langchain-core annotates from_function as returning StructuredTool
+    find.bound_codes = {"query": "invalid_query"}
+    return [find, EvidenceTool.from_function(load_tools, name="load_tools", args_schema=LoadToolsArgs,
+                                             description="Load the full schemas of 1-5 tools found with find_tools.")]
 
 
 @dataclass(frozen=True)

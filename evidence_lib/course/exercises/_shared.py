@@ -63,9 +63,9 @@ def watching(codes: frozenset, seen: list[str]) -> Iterator[None]:
 
 
 @contextmanager
-def profiled(on_call: Callable[[Any], None]) -> Iterator[None]:
+def profiled(on_call: Callable[[FrameType], None]) -> Iterator[None]:
     """Call ``on_call(frame)`` for every Python function call inside the block (a profile hook, restored after)."""
-    def watch(frame, event, arg):
+    def watch(frame: FrameType, event: str, arg: object) -> None:
         if event == "call":
             on_call(frame)
 

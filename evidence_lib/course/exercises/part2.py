@@ -11,14 +11,19 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from functools import cache
+from types import CodeType
 from typing import Any
+
+from langchain_core.messages import ToolMessage
 
 from ... import _paging as paging
 from ..._documents import Document, baseline_dump
 from ..._errors import ERROR_CODES
 from ..._index import EvidenceIndex
 from ..._measure import Size, reduction_percent
+from ..._toolkit import EvidenceTool
 from ..._tools import MAX_PAGE_CHARS, evidence_tools, run_tool_call, tool_call
+from ...audit._history import text_of
 from ..article import ANSWER_DOC_ID, REVISION, article_corpus
 from ._shared import cut, show, temp_index, variant_corpus, watching
 from .core import Exercise, NotAttempted, Result, ____, call, correct, incorrect
@@ -80,14 +85,22 @@ def _compare_page(got: Any, want: Mapping[str, Any], where: str) -> Result | Non
     return None
 
 
+def _getter_code(cls: type, name: str) -> CodeType:
+    """The code of property ``name``'s getter on ``cls``."""
+    prop = vars(cls)[name]
+    assert isinstance(prop, property) and prop.fget is not None
+    return prop.fget.__code__
+
+
 #: The library's own page arithmetic: what q1 asks the learner to write (notebook 02 shows read_evidence using it).
-_LIBRARY_PAGING = frozenset({paging.page.__code__, paging.Page.next_offset.fget.__code__})
+_LIBRARY_PAGING = frozenset({paging.page.__code__, _getter_code(paging.Page, "next_offset")})
 
 
 @cache
-def _reader_codes() -> frozenset:
+def _reader_codes() -> frozenset[CodeType]:
     """The read_evidence tool's own code (its function, shared by every index's tools, and its session's read)."""
     read = evidence_tools(EvidenceIndex.in_memory([Document("x", "x", REVISION, "x")]))[2]
+    assert isinstance(read, EvidenceTool) and read.func is not None  # evidence_tools: EvidenceTools of functions
     return frozenset({read.func.__code__, type(read.session).read.__code__})
 
 
@@ -133,13 +146,15 @@ def _check_read_page(read_page: Any) -> Result:
                         return bad
                     pages += 1
                 # Following next_offset from 0 must give back the whole text.
-                offset, parts, steps = 0, [], 0
-                while offset is not None and steps <= n + 1:
-                    page = call(read_page, doc.text, offset, limit, name="read_page")
+                at: object = 0  # then whatever the learner's next_offset says
+                parts: list[str] = []
+                steps = 0
+                while at is not None and steps <= n + 1:
+                    page = call(read_page, doc.text, at, limit, name="read_page")
                     if not isinstance(page, Mapping) or not isinstance(page.get("text"), str):
                         return incorrect(f"read_page returned {show(page)} while paging the {doc.title} text")
                     parts.append(page["text"])
-                    offset, steps = page.get("next_offset"), steps + 1
+                    at, steps = page.get("next_offset"), steps + 1
                 if "".join(parts) != doc.text:
                     return incorrect(f"following next_offset from 0 with limit={limit} does not give back the "
                                      f"{doc.title} text")
@@ -365,7 +380,7 @@ def _expected_codes() -> dict[str, str]:
         out = {}
         for label, (name, args, _) in BAD_CALLS.items():
             message = run_tool_call(tools, tool_call(name, args, f"call-{label}"))
-            out[label] = json.loads(message.content)["error"] if message.status == "error" else "ok"
+            out[label] = json.loads(text_of(message))["error"] if message.status == "error" else "ok"
         return out
 
 
@@ -430,11 +445,16 @@ codes = {
 
 # -- q4 · the byte reduction, measured honestly ----------------------------------------------------------
 
-def _session(docs: list[Document], calls: list[tuple[str, dict[str, Any]]]) -> list:
+#: A tool call of a scripted session: the tool's name and its arguments.
+_Call = tuple[str, dict[str, Any]]
+
+
+def _session(docs: list[Document], calls: list[_Call]) -> list[ToolMessage]:
     """Run ``calls`` as an agent loop would; a read may say ``{"hit": 0, ...}``: the first located position."""
     with temp_index(docs) as index:
         tools = evidence_tools(index)
-        messages, hits = [], []
+        messages: list[ToolMessage] = []
+        hits: list[dict[str, Any]] = []  # the last locate_evidence's positions
         for i, (name, args) in enumerate(calls, 1):
             if "hit" in args:
                 hit = hits[args["hit"]]
@@ -442,19 +462,20 @@ def _session(docs: list[Document], calls: list[tuple[str, dict[str, Any]]]) -> l
                 args = {"doc_id": hit["doc_id"], "offset": offset, "limit": args["limit"]}
             message = run_tool_call(tools, tool_call(name, args, f"call-{i}"))
             if name == "locate_evidence":
-                hits = json.loads(message.content)
+                hits = json.loads(text_of(message))
             messages.append(message)
         return messages
 
 
 @cache
-def _reduction_cases() -> tuple[tuple[str, str, tuple], ...]:
+def _reduction_cases() -> tuple[tuple[str, str, tuple[ToolMessage, ...]], ...]:
     """(label, baseline dump, ToolMessages): the notebook's session first, then three it never prints."""
     article = article_corpus()
     variant = variant_corpus("q2.4-a", 6)
     middle = variant_corpus("q2.4-b", 8, answer_at="middle")
-    search, locate = ("search_evidence", {"query": SEARCH_QUERY}), ("locate_evidence", {"term": LOCATE_TERM})
-    cases = [
+    search: _Call = ("search_evidence", {"query": SEARCH_QUERY})
+    locate: _Call = ("locate_evidence", {"term": LOCATE_TERM})
+    cases: list[tuple[str, list[Document], list[_Call]]] = [
         ("the notebook's session", article,
          [search, locate, ("read_evidence", {"hit": 0, "limit": PAGE_LIMIT})]),
         ("a session that locates 超时设为 and reads 800 characters before it", article,
@@ -479,12 +500,12 @@ _MISTAKES = {
 }
 
 
-def _reduction_mistakes(baseline: str, messages: tuple) -> list[tuple[str, float]]:
+def _reduction_mistakes(baseline: str, messages: tuple[ToolMessage, ...]) -> list[tuple[str, float]]:
     """(mistake, the percentage it gives) for one session, in the order of :data:`_MISTAKES`."""
     before, after = Size.of(baseline), Size.of(*messages)
     full = reduction_percent(before.utf8_bytes, after.utf8_bytes, 1)
 
-    def pct(*ms) -> float:
+    def pct(*ms: ToolMessage) -> float:
         return reduction_percent(before.utf8_bytes, Size.of(*ms).utf8_bytes, 1)
 
     return ([("fraction", round(full / 100, 3)), ("remains", round(100 - full, 1)), ("last page", pct(messages[-1]))]

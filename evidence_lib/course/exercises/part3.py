@@ -28,8 +28,9 @@ from .core import Exercise, NotAttempted, Result, ____, call, correct, incorrect
 __all__ = ["CITATION_CASES", "MISSED_TERM", "READ_ARGS", "citation_cases", "naive_manifest", "q1", "q2", "q3",
            "q4", "run_session", "tenant_documents", "viewer"]
 
+_READ_START = 4300
 #: The session's one read: from a little before the hit to the end of d03.
-READ_ARGS = {"doc_id": ANSWER_DOC_ID, "offset": 4300, "limit": 300}
+READ_ARGS = {"doc_id": ANSWER_DOC_ID, "offset": _READ_START, "limit": 300}
 #: 每批最多 "at most per batch": the question's own words (from QUESTION), which the notes never use.
 MISSED_TERM = "每批最多"
 assert MISSED_TERM in QUESTION
@@ -201,7 +202,7 @@ def citation_cases() -> dict[str, tuple[Citation, str]]:
     doc = next(d for d in article_corpus() if d.doc_id == ANSWER_DOC_ID)
     start, end = _answer_range()
     good = Citation(doc.doc_id, doc.revision, start, end, sha256_hex(doc.text.encode("utf-8")), ANSWER)
-    read_start = READ_ARGS["offset"]
+    read_start = _READ_START
     return {
         "a": (good, "the answer sentence, read in this session, quoted exactly"),
         "b": (replace(good, start=0, end=len(ANSWER), quote=None),
@@ -327,13 +328,13 @@ def tenant_documents() -> list[Document]:
     return [
         Document("acme-runbook", "ACME ops runbook", "r3", "Restart the batch worker before 06:00.", Access("acme")),
         Document("acme-salaries", "ACME salaries 2026", "r1", "Salary bands for 2026, finance only.",
-                 Access("acme", read={"group:finance"})),
+                 Access("acme", read=frozenset({"group:finance"}))),
         Document("acme-roadmap", "ACME product roadmap", "r2", "Q3: ship the new batch scheduler.",
-                 Access("acme", read={"user:alice"}, discover={"*"})),
+                 Access("acme", read=frozenset({"user:alice"}), discover=frozenset({"*"}))),
         Document("globex-manual", "Globex operator manual", "r7", "Globex batch limits: 500 per run.",
                  Access("globex")),
         Document("globex-plan", "Globex merger plan", "r7", "Globex plans to acquire ACME in Q4.",
-                 Access("globex", read={"user:bob"})),
+                 Access("globex", read=frozenset({"user:bob"}))),
         Document("open-faq", "Public FAQ", "r1", "Batch jobs run nightly.", None),
     ]
 
@@ -364,13 +365,14 @@ def _check_leaks(answer: Any) -> Result:
         return incorrect("every element should be a doc_id (a str)")
     got = set(answer)
     with temp_index(tenant_documents()) as index:
-        shown = [row["doc_id"] for row in naive_manifest(index, viewer)]
+        # A manifest row is a dict[str, object]; every row's doc_id is a str.
+        shown = [doc_id for row in naive_manifest(index, viewer) if isinstance(doc_id := row["doc_id"], str)]
         allowed = {e.doc_id for e in index.visible(viewer, "discover")}
-        entries = {e.doc_id: e for e in index}
+        grants = {e.doc_id: e.access for e in index if e.access is not None}  # an open document leaks nothing
     expected = {d for d in shown if d not in allowed}
     if got == expected:
         return correct(f"{', '.join(sorted(expected))} leak: their grants look right, but in tenant "
-                       f"{entries[sorted(expected)[0]].access.tenant}. Filter with the index before building the "
+                       f"{grants[sorted(expected)[0]].tenant}. Filter with the index before building the "
                        "manifest (index.visible(principal)), so no title, preview or count of a hidden document "
                        "is ever made.")
     not_shown = sorted(got - set(shown))
@@ -380,7 +382,7 @@ def _check_leaks(answer: Any) -> Result:
     if extra:
         return incorrect(_WHY_NOT_LEAK.get(extra[0], f"{extra[0]} is one bob may see"))
     d = sorted(expected - got)[0]
-    a = entries[d].access
+    a = grants[d]
     return incorrect(f"{d} leaks: its grants ({', '.join(sorted(a.read))}) apply inside tenant {a.tenant}, and bob "
                      f"is authenticated in {viewer.tenant}")
 

@@ -21,6 +21,7 @@ from ..._errors import EvidenceError, to_json
 from ..._measure import Size
 from ..._toolkit import run_tool_call, tool_call
 from ..._tools import evidence_tools
+from ...audit._history import text_of
 from ...disclosure._catalog import Catalog, Resource
 from ...disclosure._toolbox import Toolbox, discovery_tools, measure_schema_loading
 from ...store._memory import MemoryStore
@@ -33,14 +34,14 @@ from .core import Exercise, Result, call, correct, incorrect
 __all__ = ["OUTCOMES", "PRINCIPALS", "SCHEMA_CASES", "START", "colleague", "q1", "q2", "q3", "q4", "support"]
 
 #: The support agent of notebooks 06 and 07, and a colleague in the same shop and group.
-support = Principal(TENANT, "user-417", groups={"support"})
-colleague = Principal(TENANT, "user-418", groups={"support"})
+support = Principal(TENANT, "user-417", groups=frozenset({"support"}))
+colleague = Principal(TENANT, "user-418", groups=frozenset({"support"}))
 #: q1: the principals the notebook tries (the checker tries others too).
 PRINCIPALS: dict[str, Principal | None] = {
     "support agent": support,
-    "finance": Principal(TENANT, "user-900", groups={"finance"}),
-    "logistics lead": Principal(TENANT, "user-311", groups={"logistics_lead"}),
-    "other shop": Principal("shop-b", "user-417", groups={"support"}),
+    "finance": Principal(TENANT, "user-900", groups=frozenset({"finance"})),
+    "logistics lead": Principal(TENANT, "user-311", groups=frozenset({"logistics_lead"})),
+    "other shop": Principal("shop-b", "user-417", groups=frozenset({"support"})),
     "nobody": None,
 }
 #: q3 and q4: the instant the traces are stored.
@@ -61,27 +62,29 @@ class _Clock:
 
 # -- q1 · listed, but not readable -----------------------------------------------------------------------
 
-def _extra_catalog() -> tuple[Catalog, dict[str, Principal | None]]:
+def _extra_catalog() -> tuple[Catalog, dict[str, Principal]]:
     """A catalog the learner has never seen: other ids, grants and a discover-only resource per group."""
     t = "shop-q"
     resources = [
         Resource("wiki:onboarding", "Onboarding", "For everyone in shop-q.", ("step",), Access(t),
                  storage_key="w/1"),
         Resource("wiki:payroll", "Payroll", "HR only; listed for managers.", ("salary",),
-                 Access(t, read={"group:hr"}, discover={"group:hr", "group:manager"}), storage_key="w/2"),
+                 Access(t, read=frozenset({"group:hr"}), discover=frozenset({"group:hr", "group:manager"})),
+                 storage_key="w/2"),
         Resource("wiki:incident-42", "Incident 42", "On-call only; listed for everyone.", ("timeline",),
-                 Access(t, read={"group:oncall", "user:dana"}, discover={"*"}), storage_key="w/3"),
+                 Access(t, read=frozenset({"group:oncall", "user:dana"}), discover=frozenset({"*"})),
+                 storage_key="w/3"),
         Resource("wiki:board", "Board minutes", "Board only; not listed for anyone else.", ("minutes",),
-                 Access(t, read={"group:board"}), storage_key="w/4"),
+                 Access(t, read=frozenset({"group:board"})), storage_key="w/4"),
         Resource("wiki:other", "Another shop's page", "Shop r.", ("x",), Access("shop-r"), storage_key="w/5"),
     ]
     blobs = {r.storage_key: {"v1": {"body": f"{r.title}: text."}} for r in resources}
     people = {
-        "shop-q manager": Principal(t, "erin", groups={"manager"}),
-        "shop-q hr": Principal(t, "frank", groups={"hr"}),
+        "shop-q manager": Principal(t, "erin", groups=frozenset({"manager"})),
+        "shop-q hr": Principal(t, "frank", groups=frozenset({"hr"})),
         "dana (shop-q)": Principal(t, "dana"),
-        "shop-q on-call manager": Principal(t, "gus", groups={"oncall", "manager"}),
-        "dana in shop-r": Principal("shop-r", "dana", groups={"hr", "oncall"}),
+        "shop-q on-call manager": Principal(t, "gus", groups=frozenset({"oncall", "manager"})),
+        "dana in shop-r": Principal("shop-r", "dana", groups=frozenset({"hr", "oncall"})),
     }
     return Catalog(resources, blobs), people
 
@@ -100,13 +103,13 @@ def _expected_listed(catalog: Catalog, principal: Principal | None) -> set[str]:
 def _cases_q1() -> list[tuple[str, Catalog, Principal | None]]:
     main = after_sales_catalog()
     cases: list[tuple[str, Catalog, Principal | None]] = [(name, main, p) for name, p in PRINCIPALS.items()]
-    both = Principal(TENANT, "user-312", groups={"support", "logistics_lead"})
+    both = Principal(TENANT, "user-312", groups=frozenset({"support", "logistics_lead"}))
     cases.append(("support + logistics lead", main, both))
     extra, people = _extra_catalog()
     cases += [(name, extra, p) for name, p in people.items()]
     q_shop = after_sales_catalog(tenant="shop-q")
     cases.append(("support agent of shop-q, on shop-q's catalog", q_shop,
-                  Principal("shop-q", "user-1", groups={"support"})))
+                  Principal("shop-q", "user-1", groups=frozenset({"support"}))))
     return cases
 
 
@@ -428,7 +431,7 @@ def _outcome(source_moved: bool, requeried: bool, by_colleague: bool, expired: b
     reader = colleague if by_colleague else support
     tools = evidence_tools(ToolResults(store, reader, "part5-q4"), reader)
     args = {"doc_id": handle["doc_id"], "offset": handle["sections"]["exceptions"][0]}
-    body = json.loads(run_tool_call(tools, tool_call("read_evidence", args, "q4")).content)
+    body = json.loads(text_of(run_tool_call(tools, tool_call("read_evidence", args, "q4"))))
     return body.get("error") or handle["source"].rsplit("@", 1)[1], body
 
 

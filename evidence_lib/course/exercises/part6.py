@@ -17,12 +17,14 @@ from typing import Any
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.tools import BaseTool
 
-from ..._citations import REASONS, Citation, verify_citation
+from ..._citations import REASONS, Citation, Excerpt, verify_citation
 from ..._documents import Document
 from ..._index import EvidenceIndex
 from ..._ledger import Ledger
 from ..._tools import evidence_tools, run_tool_call, tool_call
+from ...audit._history import text_of
 from ...eval._qa_check import DATA_DIR
 from ...profiles import excerpts
 from ...profiles._compact import COMPACT_EXCERPTS
@@ -72,17 +74,17 @@ def zh_items() -> list[dict[str, Any]]:
     return json.loads((DATA_DIR / "zh_qa.json").read_text(encoding="utf-8"))
 
 
-def session(profile: str = "compact", k: int = 20) -> tuple[list, Ledger]:
+def session(profile: str = "compact", k: int = 20) -> tuple[list[BaseTool], Ledger]:
     """Fresh evidence tools over the pydoc retriever in ``profile``, with a ledger that only remembers."""
     ledger = Ledger(unlimited())
-    return evidence_tools(pydoc_retriever(k), ledger=ledger, profile=profile), ledger  # type: ignore[arg-type]
+    return evidence_tools(pydoc_retriever(k), ledger=ledger, profile=profile), ledger
 
 
-def _run(tools: list, calls: Sequence[tuple[str, dict[str, Any]]]) -> list[str]:
-    out = []
+def _run(tools: list[BaseTool], calls: Sequence[tuple[str, dict[str, Any]]]) -> list[str]:
+    out: list[str] = []
     for i, (name, args) in enumerate(calls, 1):
         message = run_tool_call(tools, tool_call(name, args, f"call-{i}"))
-        out.append(message.content)
+        out.append(text_of(message))
     return out
 
 
@@ -192,7 +194,7 @@ def _cite_cases() -> list[tuple[str, list[tuple[str, dict[str, Any]]], str, int]
     ]
 
 
-def _last_excerpt(replies: list[str], doc_id: str):
+def _last_excerpt(replies: list[str], doc_id: str) -> Excerpt:
     before = len(excerpts(replies[:-1]))
     return next(x for x in excerpts(replies)[before:] if x.doc_id == doc_id)
 

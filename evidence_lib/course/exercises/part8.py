@@ -13,16 +13,20 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
+from types import FrameType
 from typing import Any
+
+from langchain_core.tools import BaseTool
 
 from ..._errors import EvidenceError
 from ..._measure import cl100k, utf8_bytes
 from ..._paging import MAX_PAGE_CHARS
+from ..._toolkit import EvidenceTool
 from ._shared import cut, profiled, show
 from .core import Exercise, Result, call, correct, describe, incorrect
 
@@ -183,7 +187,7 @@ def _watching(encoded: list[int], delegated: list[str]) -> Iterator[None]:
     """Record the UTF-8 bytes of every text the tokenizer is asked to encode, and calls of the library's decision."""
     encoders, library = _watched_codes()
 
-    def on_call(frame) -> None:
+    def on_call(frame: FrameType) -> None:
         if frame.f_code in encoders:
             text = frame.f_locals.get("text")
             for t in (text if isinstance(text, list) else [text]):
@@ -354,14 +358,15 @@ class _TooManyCalls(BaseException):
     """Stops a runaway reading loop; a BaseException so ``except Exception`` in learner code cannot eat it."""
 
 
-def _guarded(tools: list[Any], max_calls: int) -> list[Any]:
+def _guarded(tools: Sequence[BaseTool], max_calls: int) -> list[BaseTool]:
     """Copies of the middleware's tools that stop the learner's loop after ``max_calls`` calls."""
     count = [0]
-    out = []
+    out: list[BaseTool] = []
     for tool in tools:
+        assert isinstance(tool, EvidenceTool)  # the middleware's tools are evidence_tools'
         inner = tool.before_call
 
-        def before(inner=inner) -> None:
+        def before(inner: Callable[[], None] | None = inner) -> None:
             count[0] += 1
             if count[0] > max_calls:
                 raise _TooManyCalls
@@ -514,10 +519,10 @@ def _check_read_section(read_section: Any) -> Result:
                 _mismatch(got, want, case, listed, start, end, where, mw.ledger)
         pages = _pages(mw.ledger)
         outside = [(s, e) for s, e in pages if s < start or e > end]
-        if outside or any(e.excerpts for e in mw.ledger.charged):
-            s, e = outside[0] if outside else (start, end)
-            extra = (max(start - s, 0) + max(e - end, 0)) if outside else 0
-            what = (f"your read of [{s}, {e}) served {extra:,} characters outside the section" if outside
+        if outside or any(c.excerpts for c in mw.ledger.charged):
+            lo, hi = outside[0] if outside else (start, end)
+            extra = (max(start - lo, 0) + max(hi - end, 0)) if outside else 0
+            what = (f"your read of [{lo}, {hi}) served {extra:,} characters outside the section" if outside
                     else "locate_evidence served excerpts")
             return incorrect(f"the text is right, but {what} {where}: ask for limit=min({MAX_PAGE_CHARS}, end - "
                              "offset), so only the section enters the context")

@@ -12,6 +12,10 @@ SciPy, scikit-learn, CMake, OpenJDK, LibreOffice help, Git, Erlang/OTP) and man 
 documentation), so no generator, subject or format dominates. The .deb is parsed in Python (``ar``, then
 ``data.tar.xz`` with :mod:`tarfile`), never installed.
 
+``--set debian_holdout`` (``scripts/build_debian_holdout_corpus.py``) builds the held-out set's corpus by the same
+rules from :data:`HOLDOUT_PACKAGES`, sixteen other packages (bench/data/README.md says how they were chosen); every
+function takes the set's name or packages, and ``debian_mix``'s outputs are unchanged.
+
 Rules, all deterministic:
 
 * **Pages**: regular files of the package's folder (:attr:`Package.folder`); symlinks and hard links are aliases
@@ -25,7 +29,8 @@ Rules, all deterministic:
   (:attr:`Package.content`, e.g. Sphinx ``div[role=main]``, javadoc ``main[role=main]``, DocBook
   ``body#docContent``, asciidoc ``body``) with its navigation (:attr:`Package.skip`) dropped; numpydoc's
   parameter types (``span.classifier``, which style sheets alone show as ``name : type``) are written after
-  `` : ``. Pages must be UTF-8.
+  `` : ``. A package may name markup removed from its pages' source first (:attr:`Package.strip`: SQLite's menus,
+  whose ``<li>`` are never closed). Pages must be UTF-8.
 * **Man text**: GNU groff (:data:`GROFF_VERSION`, checked; Debian's ``groff-base``) renders each page:
   ``groff`` :data:`GROFF_ARGS` (UTF-8 input and output, ``tbl``, 78-column lines, no hyphenation, no overstrike
   or colour) on :data:`GROFF_PRELUDE` + the page: ``.na``, ``.nh`` and the requests ``ad`` and ``hy`` removed,
@@ -106,6 +111,7 @@ class Package:
     skip: dict = field(default_factory=dict)
     before: dict = field(default_factory=lambda: {"classifier": " : "})    # numpydoc's "name : type"
     drop: str = ""                   # regex of page paths (under folder) left out, besides DROP_HTML
+    strip: str = ""                  # regex of page source removed before conversion (markup the parser cannot skip)
 
     @property
     def deb(self) -> str:
@@ -174,6 +180,102 @@ PACKAGES = (
             "f4269cff4576d6f02a6756df842988e58451c7e945b08517dd235531b24e48f8",
             "perl", "Perl 5.36 documentation", "usr/share/man/", kind="man"),
 )
+
+
+#: The held-out set's packages (issue 33: a second set no reader change was tuned on): none of them in
+#: :data:`PACKAGES`; texinfo, Doxygen, gtk-doc, Sphinx (three themes), javadoc, Apache's and SQLite's own HTML,
+#: Node.js's API pages, and OpenSSL's man pages.
+HOLDOUT_PACKAGES = (
+    Package("octave-doc", "7.3.0-2",
+            "b27897cc7e3d688daa5cb8f8d1ea47077f3fbd205ce32e22522200ff0c1eadd5",
+            "octave", "GNU Octave 7.3 manual", "usr/share/doc/octave/octave.html/",
+            content=("body", "", ""), skip={"class": frozenset({"header"})}, drop=r"(^|/)[A-Za-z-]+-Index\.html$"),
+    Package("libeigen3-doc", "3.4.0-4",
+            "87fc424386cef92f58d0594936fa668d1b73d6e52232d2f99369e3e66aa5c0ff",
+            "eigen", "Eigen 3.4 documentation", "usr/share/doc/libeigen3-dev/html/",
+            content=("div", "id", "doc-content"),
+            skip={"id": frozenset({"MSearchSelectWindow", "MSearchResultsWindow"})},
+            drop=r"^unsupported/|(^|/)search/|-members\.html$|_source\.html$|_1_1doxygen_1_1|(^|/)(dir_[0-9a-f]+"
+                 r"|annotated|classes|files|functions[^/]*|globals[^/]*|hierarchy|inherits|modules|namespaces"
+                 r"|namespacemembers[^/]*|pages|deprecated)\.html$"),
+    Package("python-dask-doc", "2022.12.1+dfsg-2",
+            "81fc4cc36bfc939ed9ff28c2423d921909cfbef1af69055131b79ab69a33b615",
+            "dask", "Dask 2022.12 documentation", "usr/share/doc/python-dask-doc/html/",
+            content=("main", "role", "main"), skip={"class": frozenset({"topbar", "bd-toc", "prev-next-area"})}),
+    Package("sqlite3-doc", "3.40.1-2+deb12u2",
+            "466e30d7066e2641fa13e56bc662a2ad521b8cc9c17dde9c9dac3d4f105e32f2",
+            "sqlite", "SQLite 3.40 documentation", "usr/share/doc/sqlite3/",
+            content=("body", "", ""), skip={"class": frozenset({"tagline", "searchmenu", "fancy_toc"})},
+            strip=r'(?s)<div class="menu [a-z]+"( id="submenu")?>.*?</ul>\s*</div>',    # its <li> are never closed
+            drop=r"(^|/)(doc_[a-z]+_crossref|doclist|keyword_index|sitemap)\.html$"),
+    Package("apache2-doc", "2.4.71-1~deb12u1",
+            "a7b3d1131c1c63dbf9999b28e75f9a133d30f70492b419936bd51759ac77a01f",
+            "apache", "Apache HTTP Server 2.4 documentation", "usr/share/doc/apache2-doc/manual/en/",
+            content=("div", "id", "page-content"),
+            skip={"class": frozenset({"toplang", "bottomlang"}), "id": frozenset({"quickview", "footer"})},
+            drop=r"(^|/)(sitemap|quickreference|directives)\.html$"),
+    Package("libglib2.0-doc", "2.74.6-2+deb12u9",
+            "87a273d34af94a439764cf63fc81188f2527ae3280c29df58a907b33318eb8bc",
+            "glib", "GLib 2.74 reference manual", "usr/share/gtk-doc/html/",
+            content=("body", "", ""), skip={"class": frozenset({"navigation", "footer"})},
+            drop=r"(^|/)(api-index-[^/]*|annotation-glossary|ix[0-9]+|object-tree)\.html$"),
+    Package("libgtk-3-doc", "3.24.38-2~deb12u3",
+            "50576efbab6f45f001295279b41aa26526c441b2f7b0365ee1e17f3a46f45f78",
+            "gtk", "GTK 3.24 reference manual", "usr/share/gtk-doc/html/",
+            content=("body", "", ""), skip={"class": frozenset({"navigation", "footer"})},
+            drop=r"(^|/)(api-index-[^/]*|annotation-glossary|ix[0-9]+|object-tree)\.html$"),
+    Package("python-pytest-doc", "7.2.1-2",
+            "8cf17eb7826a2bbbc8207447fc888cbb75fd86680146542ebd9545e18229d3aa",
+            "pytest", "pytest 7.2 documentation", "usr/share/doc/python-pytest-doc/html/"),
+    Package("python-sympy-doc", "1.11.1-1",
+            "2a1d50bd49738f0280308fc8d86d5fa5739dbc6391e1c754f4549bc3635e6a31",
+            "sympy", "SymPy 1.11 documentation", "usr/share/doc/python-sympy-doc/html/",
+            content=("article", "role", "main")),
+    Package("nodejs-doc", "18.20.4+dfsg-1~deb12u3",
+            "d2fbd4f3aecccea9d901a03842ef8380379e0d33010a48af5e797ed68ae874ce",
+            "node", "Node.js 18 API documentation", "usr/share/doc/nodejs/api/",
+            content=("div", "id", "apicontent"), skip={"class": frozenset({"mark"})}, drop=r"^(all|index)\.html$"),
+    Package("libcommons-lang3-java-doc", "3.12.0-2+deb12u1",
+            "d5e3456b97dbab73c7f6f39997ae108c515cc2a4182448a5c3e659ea3a5777a3",
+            "lang3", "Apache Commons Lang 3.12 API documentation", "usr/share/doc/libcommons-lang3-java/api/",
+            content=("main", "role", "main"), skip={"class": frozenset({"table-tabs"})},
+            drop=r"(^|/)(class-use|index-files|src-html)/|(^|/)package-(use|tree)\.html$|^[^/]+\.html$"),
+    Package("qtbase5-doc-html", "5.15.8+dfsg-11+deb12u3",
+            "e052497a7db970f002807e3543043c11e46135641b8284b0a419086ba64f5f47",
+            "qt", "Qt 5.15 documentation", "usr/share/qt5/doc/",
+            content=("div", "class", "content mainContent"), skip={"class": frozenset({"sidebar", "footer"})},
+            drop=r"-(members|obsolete)\.html$"),
+    Package("gimp-help-en", "2.10.34-2",
+            "a2deec76763aaf2fcdd197bac0736cdcb0770ba993d48d233329e1c92b0bfe36",
+            "gimp", "GIMP 2.10 user manual", "usr/share/gimp/2.0/help/en/",
+            content=("body", "", ""), skip={"class": frozenset({"navheader", "navfooter"})}),
+    Package("postfix-doc", "3.7.11-0+deb12u1",
+            "6b07bcc68991703acf747dc2500355bdd02aef0a048419b939752c39faf47d8d",
+            "postfix", "Postfix 3.7 documentation", "usr/share/doc/postfix/html/", content=("body", "", "")),
+    Package("libcurl4-doc", "7.88.1-10+deb12u15",
+            "34fe1d613c249a9f02696777cbc06f95c50ea030413d596262f3a03aaf12eb62",
+            "curl", "libcurl 7.88 manual", "usr/share/man/", kind="man"),
+    Package("libssl-doc", "3.0.22-1~deb12u2",
+            "b79995160eeb7673b3933bf270105e075814a13b3d499db8c65bb41735748b41",
+            "openssl", "OpenSSL 3.0 manual", "usr/share/man/", kind="man"),
+)
+
+
+@dataclass(frozen=True)
+class CorpusSet:
+    """One corpus built by these rules: ``bench/data/<name>.tar.xz`` and ``<name>_corpus.json`` from ``packages``."""
+
+    name: str
+    packages: tuple[Package, ...]
+
+    @property
+    def manifest(self) -> Path:
+        return OUT_DIR / f"{self.name}_corpus.json"
+
+
+HOLDOUT = "debian_holdout"
+#: Every corpus these rules build, by name (``--set``).
+SETS = {s.name: s for s in (CorpusSet(NAME, PACKAGES), CorpusSet(HOLDOUT, HOLDOUT_PACKAGES))}
 
 
 # --- pages ----------------------------------------------------------------------------------------------------
@@ -270,6 +372,7 @@ def page_text(job: tuple[Package, str, bytes]) -> tuple[str, str]:
     except UnicodeDecodeError:
         return "not_utf8", ""
     if package.kind == "html":
+        source = re.sub(package.strip, "", source) if package.strip else source
         return "ok", kc.html_to_text(source, package.content, package.skip, package.before)
     if is_alias(source):
         return "alias", ""
@@ -285,10 +388,11 @@ def capped(text: str) -> str:
     return text[:cut if cut > 0 else MAX_CHARS].rstrip("\n") + "\n"
 
 
-def build(debs: dict[str, Path], workers: int = 2) -> tuple[dict[str, str], dict]:
+def build(debs: dict[str, Path], workers: int = 2,
+          packages: tuple[Package, ...] = PACKAGES) -> tuple[dict[str, str], dict]:
     """``({doc_id: text}, report)``: every package's documents by the module docstring's rules."""
     jobs, links, seen = [], {}, {}
-    for package in PACKAGES:
+    for package in packages:
         pages, links[package.name] = read_pages(debs[package.name], package)
         seen[package.name] = len(pages)
         jobs += [(package, rel, pages[rel]) for rel in sorted(pages)]
@@ -298,7 +402,7 @@ def build(debs: dict[str, Path], workers: int = 2) -> tuple[dict[str, str], dict
     owner: dict[str, str] = {}
     skipped = {p.name: {"link": sorted(doc_id_of(p, r) for r in links[p.name]), "alias": [], "not_utf8": [],
                         "groff_failed": [], "short": [], "not_english": [],
-                        "duplicate": {}} for p in PACKAGES}
+                        "duplicate": {}} for p in packages}
     cut: dict[str, int] = {}
     texts: dict[str, str] = {}
     for (package, rel, _), (outcome, text) in zip(jobs, outcomes):
@@ -335,23 +439,23 @@ def package_of(doc_id: str) -> str:
     return doc_id.split(kc.SEPARATOR, 1)[0]
 
 
-def load_corpus(data_dir: Path = OUT_DIR) -> dict[str, str]:
+def load_corpus(data_dir: Path = OUT_DIR, name: str = NAME) -> dict[str, str]:
     """The corpus as ``{doc_id: text}``, read from its archive and checked against the manifest's sha256."""
-    return kc.load_corpus(NAME, data_dir, MANIFEST.name)
+    return kc.load_corpus(name, data_dir, SETS[name].manifest.name)
 
 
-def unpack(dest: Path, data_dir: Path = OUT_DIR) -> Path:
-    """Write ``dest/debian_mix/<doc_id>.txt`` (the folder the eval CLI's ``--corpus`` reads)."""
-    return kc.unpack(dest, data_dir, (NAME,), MANIFEST.name)[0]
+def unpack(dest: Path, data_dir: Path = OUT_DIR, name: str = NAME) -> Path:
+    """Write ``dest/<name>/<doc_id>.txt`` (the folder the eval CLI's ``--corpus`` reads)."""
+    return kc.unpack(dest, data_dir, (name,), SETS[name].manifest.name)[0]
 
 
 # --- main -----------------------------------------------------------------------------------------------------
 
 
-def find_debs(folder: Path) -> dict[str, Path]:
+def find_debs(folder: Path, packages: tuple[Package, ...] = PACKAGES) -> dict[str, Path]:
     """Each package's .deb in ``folder``, checked against its pinned sha256."""
     debs = {}
-    for package in PACKAGES:
+    for package in packages:
         path = folder / package.deb
         if not path.is_file():
             raise SystemExit(f"{path.name} is missing: apt-get download {package.name}={package.version}")
@@ -362,10 +466,11 @@ def find_debs(folder: Path) -> dict[str, Path]:
     return debs
 
 
-def manifest_of(docs: dict[str, str], report: dict, archive: Path) -> dict:
-    per_package = {p.name: sum(package_of(d) == p.prefix for d in docs) for p in PACKAGES}
+def manifest_of(docs: dict[str, str], report: dict, archive: Path, name: str = NAME) -> dict:
+    packages = SETS[name].packages
+    per_package = {p.name: sum(package_of(d) == p.prefix for d in docs) for p in packages}
     sources = []
-    for p in PACKAGES:
+    for p in packages:
         mine = [d for d in docs if package_of(d) == p.prefix]
         skipped = report["skipped"][p.name]
         sources.append({"package": p.name, "version": p.version, "deb": p.deb, "sha256": p.sha256,
@@ -374,15 +479,15 @@ def manifest_of(docs: dict[str, str], report: dict, archive: Path) -> dict:
                         "total_bytes": sum(len(docs[d].encode("utf-8")) for d in mine),
                         "capped": sum(d in report["capped"] for d in mine),
                         "skipped": {k: len(v) for k, v in skipped.items()}})
-    skipped_all = {k: {p.name: report["skipped"][p.name][k] for p in PACKAGES if report["skipped"][p.name][k]}
+    skipped_all = {k: {p.name: report["skipped"][p.name][k] for p in packages if report["skipped"][p.name][k]}
                    for k in ("short", "not_english", "alias", "link", "not_utf8", "groff_failed", "duplicate")}
     return {
-        "name": NAME, "sources": sources,
+        "name": name, "sources": sources,
         "renderer": {"man": {"groff": GROFF_VERSION, "args": list(GROFF_ARGS), "env": GROFF_ENV,
                              "prepended": GROFF_PRELUDE}, "html": "scripts/build_kernel_corpora.py html_to_text"},
         "rules": "scripts/build_debian_mix_corpus.py (module docstring) and bench/data/README.md",
         "min_chars": MIN_CHARS, "max_chars": MAX_CHARS, "doc_id_separator": kc.SEPARATOR,
-        "corpora": {NAME: {
+        "corpora": {name: {
             "documents": len(docs), "total_bytes": sum(len(t.encode("utf-8")) for t in docs.values()),
             "corpus_sha256": kc.corpus_sha256(docs), "concat_sha256": kc.concat_sha256(docs),
             "archive": archive.name, "archive_bytes": archive.stat().st_size,
@@ -394,32 +499,35 @@ def manifest_of(docs: dict[str, str], report: dict, archive: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("debs", nargs="?", type=Path, help="folder holding the pinned .debs")
-    parser.add_argument("--unpack", type=Path, metavar="DIR", help="unpack the built archive into DIR/debian_mix/")
+    parser.add_argument("--set", default=NAME, choices=sorted(SETS), help="which corpus (default %(default)s)")
+    parser.add_argument("--unpack", type=Path, metavar="DIR", help="unpack the built archive into DIR/<set>/")
     parser.add_argument("--pins", action="store_true", help="print name=version of every package (apt-get download)")
     parser.add_argument("--out", type=Path, default=OUT_DIR, help="where the archive and manifest go")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1), help="processes converting pages")
     args = parser.parse_args(argv)
+    name, packages = args.set, SETS[args.set].packages
     if args.pins:
-        print(" ".join(f"{p.name}={p.version}" for p in PACKAGES))
+        print(" ".join(f"{p.name}={p.version}" for p in packages))
         return 0
     if args.unpack:
-        unpack(args.unpack, args.out)
+        unpack(args.unpack, args.out, name)
         return 0
     if args.debs is None:
         parser.error("give the folder of .debs, --unpack DIR or --pins")
-    if groff_version() != GROFF_VERSION:
+    if any(p.kind == "man" for p in packages) and groff_version() != GROFF_VERSION:
         raise SystemExit(f"groff is {groff_version()!r}, the man pages were rendered with {GROFF_VERSION!r}")
-    docs, report = build(find_debs(args.debs), args.workers)
+    docs, report = build(find_debs(args.debs, packages), args.workers, packages)
     args.out.mkdir(parents=True, exist_ok=True)
-    archive = args.out / f"{NAME}.tar.xz"
-    kc.write_archive(NAME, docs, archive)
-    manifest = manifest_of(docs, report, archive)
-    (args.out / MANIFEST.name).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    corpus = manifest["corpora"][NAME]
+    archive = args.out / f"{name}.tar.xz"
+    kc.write_archive(name, docs, archive)
+    manifest = manifest_of(docs, report, archive, name)
+    (args.out / SETS[name].manifest.name).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n",
+                                                     encoding="utf-8")
+    corpus = manifest["corpora"][name]
     for source in manifest["sources"]:
-        print(f"{source['package']:>24} {source['version']:<24} {source['documents']:>6,} documents "
+        print(f"{source['package']:>26} {source['version']:<24} {source['documents']:>6,} documents "
               f"{source['total_bytes']:>12,} bytes; skipped {source['skipped']}")
-    print(f"{NAME}: {corpus['documents']:,} documents, {corpus['total_bytes']:,} bytes of text, "
+    print(f"{name}: {corpus['documents']:,} documents, {corpus['total_bytes']:,} bytes of text, "
           f"archive {corpus['archive_bytes']:,} bytes, {len(corpus['capped'])} capped at {MAX_CHARS:,} characters")
     if corpus["archive_bytes"] > MAX_ARCHIVE_BYTES:
         print(f"warning: {archive.name} is over {MAX_ARCHIVE_BYTES:,} bytes", file=sys.stderr)

@@ -7,8 +7,9 @@
 
 No reading flow, retriever or model is used or consulted: the questions come from the corpus text and the rules
 below only. They are the kernel sets' rules (``scripts/build_kernel_qa.py``, whose functions are imported and used
-unchanged, English variant) plus a quota per Debian package. The rules are the contract (also in
-bench/data/README.md):
+unchanged, English variant) plus a quota per Debian package. ``--set debian_holdout``
+(``scripts/build_debian_holdout_qa.py``) writes the held-out set by the same rules on its own corpus, with its own
+seed (:data:`SEEDS`). The rules are the contract (also in bench/data/README.md):
 
 1. **Corpus**: ``bench/data/debian_mix.tar.xz`` (20,831 documents from 15 Debian bookworm packages), checked
    against ``corpus_sha256`` in ``bench/data/debian_mix_corpus.json``; the QA file records that sha256.
@@ -54,13 +55,16 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import build_debian_mix_corpus as mix  # noqa: E402
 import build_kernel_qa as kqa  # noqa: E402
 
-SEED = 33
+#: Each set's sampler seed (rule 5): debian_mix's is the issue's number; debian_holdout's another, fixed before its
+#: questions were written.
+SEEDS = {mix.NAME: 33, mix.HOLDOUT: 333}
+SEED = SEEDS[mix.NAME]
 SIZE = 60
 FLOOR = 2
 LANG = "kernel_en"     # build_kernel_qa's English rules (fact words, term grammar, stop words)
 KEYS = ("id", "question", "doc_id", "package", "answer_span", "start", "end", "locate_term", "term_df",
         "term_bucket", "section", "title")
-PACKAGE_OF_PREFIX = {p.prefix: p for p in mix.PACKAGES}
+PACKAGE_OF_PREFIX = {p.prefix: p for corpus_set in mix.SETS.values() for p in corpus_set.packages}
 
 Stratum = tuple[str, bool]   # (bucket, deep)
 
@@ -81,8 +85,8 @@ def package_quotas(counts: dict[str, int], size: int = SIZE, floor: int = FLOOR)
     return room
 
 
-def documents_per_package(docs: dict[str, str]) -> dict[str, int]:
-    counts = {p.name: 0 for p in mix.PACKAGES}
+def documents_per_package(docs: dict[str, str], name: str = mix.NAME) -> dict[str, int]:
+    counts = {p.name: 0 for p in mix.SETS[name].packages}
     for doc_id in docs:
         counts[package_of(doc_id).name] += 1
     return {p: n for p, n in counts.items() if n}
@@ -105,12 +109,13 @@ def question(label: str, title: str, section: str, term: str) -> str:
 class Sampler:
     """One pass over the shuffled documents (rule 5), filling the (bucket, deep) and package quotas."""
 
-    def __init__(self, docs: dict[str, str], size: int = SIZE) -> None:
+    def __init__(self, docs: dict[str, str], size: int = SIZE, name: str = mix.NAME) -> None:
         self.docs = docs
+        self.name = name
         self.index = kqa.Corpus(docs)
-        self.rng = random.Random(f"debian-mix-qa:{mix.NAME}:{SEED}")
+        self.rng = random.Random(f"{dashed(name)}-qa:{name}:{SEEDS[name]}")
         self.room: dict[Stratum, int] = kqa.quotas(size)
-        self.package_room = package_quotas(documents_per_package(docs), size)
+        self.package_room = package_quotas(documents_per_package(docs, name), size)
         self._unique: dict[str, bool] = {}
 
     def unique(self, span: str) -> bool:
@@ -155,29 +160,35 @@ class Sampler:
         unfilled = {f"{b}/{'deep' if deep else 'shallow'}": n for (b, deep), n in self.room.items() if n}
         unfilled.update({p: n for p, n in self.package_room.items() if n})
         if unfilled:
-            raise SystemExit(f"{mix.NAME}: ran out of documents with quotas left: {unfilled}")
+            raise SystemExit(f"{self.name}: ran out of documents with quotas left: {unfilled}")
         chosen.sort(key=lambda item: item["doc_id"])
         for n, item in enumerate(chosen, 1):
-            item["id"] = f"debian-mix-{n:03d}"
+            item["id"] = f"{dashed(self.name)}-{n:03d}"
         return [{k: item[k] for k in KEYS} for item in chosen]
 
 
-def build(docs: dict[str, str], size: int = SIZE) -> list[dict]:
+def dashed(name: str) -> str:
+    """``debian_mix`` -> ``debian-mix``: the seed's and the item ids' spelling of a set's name."""
+    return name.replace("_", "-")
+
+
+def build(docs: dict[str, str], size: int = SIZE, name: str = mix.NAME) -> list[dict]:
     """The items of the set (rules 1-7)."""
-    return Sampler(docs, size).run()
+    return Sampler(docs, size, name).run()
 
 
-def document(docs: dict[str, str], items: list[dict], size: int = SIZE) -> str:
+def document(docs: dict[str, str], items: list[dict], size: int = SIZE, name: str = mix.NAME) -> str:
     """The QA file's text: the eval CLI's ``{corpus_sha256, items}`` with provenance (rule 7)."""
-    data = {"corpus": mix.NAME, "corpus_sha256": mix.kc.corpus_sha256(docs),
-            "source": f"Debian bookworm, {len(mix.PACKAGES)} packages: bench/data/{mix.MANIFEST.name}",
-            "seed": SEED, "rules": "scripts/build_debian_mix_qa.py (module docstring) and bench/data/README.md",
-            "question_language": "en", "package_quotas": package_quotas(documents_per_package(docs), size),
+    corpus_set = mix.SETS[name]
+    data = {"corpus": name, "corpus_sha256": mix.kc.corpus_sha256(docs),
+            "source": f"Debian bookworm, {len(corpus_set.packages)} packages: bench/data/{corpus_set.manifest.name}",
+            "seed": SEEDS[name], "rules": "scripts/build_debian_mix_qa.py (module docstring) and bench/data/README.md",
+            "question_language": "en", "package_quotas": package_quotas(documents_per_package(docs, name), size),
             "items": items}
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-def rule_errors(docs: dict[str, str], items: list[dict], size: int = SIZE) -> list[str]:
+def rule_errors(docs: dict[str, str], items: list[dict], size: int = SIZE, name: str = mix.NAME) -> list[str]:
     """What breaks rules 2-6: the span is a candidate and its term one of its terms, the df bucket, the quotas,
     the question's template, one question per document."""
     errors = []
@@ -195,27 +206,27 @@ def rule_errors(docs: dict[str, str], items: list[dict], size: int = SIZE) -> li
         if item["question"] != question(package.label, title, section, term) or item["package"] != package.name:
             errors.append(f"{item['id']}: the question or package is not rule 6's")
     strata = {key: 0 for key in kqa.quotas(size)}
-    packages = {p: 0 for p in documents_per_package(docs)}
+    packages = {p: 0 for p in documents_per_package(docs, name)}
     for item in items:
         strata[(item["term_bucket"], item["start"] >= kqa.DEEP)] += 1
         packages[item["package"]] += 1
     if strata != kqa.quotas(size):
-        errors.append(f"{mix.NAME}: strata {strata} differ from the quotas {kqa.quotas(size)}")
-    if packages != package_quotas(documents_per_package(docs), size):
-        errors.append(f"{mix.NAME}: questions per package {packages} differ from rule 4's")
+        errors.append(f"{name}: strata {strata} differ from the quotas {kqa.quotas(size)}")
+    if packages != package_quotas(documents_per_package(docs, name), size):
+        errors.append(f"{name}: questions per package {packages} differ from rule 4's")
     if len({i["doc_id"] for i in items}) != len(items):
-        errors.append(f"{mix.NAME}: two questions share a document")
+        errors.append(f"{name}: two questions share a document")
     return errors
 
 
 def report(docs: dict[str, str], data: dict) -> list[str]:
     """Check the QA file with the repo's checker and the rules above; print its split; return the errors."""
     qa = kqa.load_qa_check()
-    items = data["items"]
-    errors = qa.check_items(docs, items) + rule_errors(docs, items, len(items))
+    items, name = data["items"], data["corpus"]
+    errors = qa.check_items(docs, items) + rule_errors(docs, items, len(items), name)
     if data["corpus_sha256"] != qa.corpus_sha256(docs):
-        errors.append(f"{mix.NAME}: corpus_sha256 differs from the corpus")
-    print(f"{mix.NAME}_qa.json: {len(items)} items over {len(docs):,} documents")
+        errors.append(f"{name}: corpus_sha256 differs from the corpus")
+    print(f"{name}_qa.json: {len(items)} items over {len(docs):,} documents")
     for b in kqa.BUCKETS:
         mine = [i for i in items if i["term_bucket"] == b]
         dfs = [i["term_df"] for i in mine]
@@ -231,11 +242,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=mix.OUT_DIR, help="folder of the archive and QA file")
     parser.add_argument("--check", action="store_true", help="only validate the written QA file")
+    parser.add_argument("--set", default=mix.NAME, choices=sorted(mix.SETS), help="which set (default %(default)s)")
     args = parser.parse_args(argv)
-    docs = mix.load_corpus(args.data)
-    path = args.data / f"{mix.NAME}_qa.json"
+    docs = mix.load_corpus(args.data, args.set)
+    path = args.data / f"{args.set}_qa.json"
     if not args.check:
-        path.write_text(document(docs, build(docs)), encoding="utf-8")
+        path.write_text(document(docs, build(docs, SIZE, args.set), SIZE, args.set), encoding="utf-8")
     errors = report(docs, json.loads(path.read_text(encoding="utf-8")))
     for error in errors:
         print(f"  error: {error}", file=sys.stderr)

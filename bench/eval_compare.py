@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The reading flows side by side, Deep Agents included, with both choosers: writes bench/results/eval_pydoc.json,
 eval_zh.json, for the Linux kernel documentation sets (issue 25, bench/data/README.md) eval_kernel_en.json and
-eval_kernel_zh.json, and for the 20,000-document Debian set (issue 33) eval_debian_mix.json (its corpus unpacked into
-build/debian_mix/ the first time).
+eval_kernel_zh.json, for the 20,000-document Debian set (issue 33) eval_debian_mix.json (its corpus unpacked into
+build/debian_mix/ the first time), and for the held-out Debian set eval_debian_holdout.json (build/debian_holdout/).
 
     python bench/eval_compare.py                      # every set
     python bench/eval_compare.py kernel_en kernel_zh  # some sets
@@ -49,6 +49,7 @@ OUT = ROOT / "bench" / "results"
 BENCH_DATA = ROOT / "bench" / "data"
 KERNEL = ROOT / "build" / "kernel"
 DEBIAN_MIX = ROOT / "build" / "debian_mix"
+DEBIAN_HOLDOUT = ROOT / "build" / "debian_holdout"
 
 #: set name -> (corpus for --corpus, QA file, result file)
 RUNS = {
@@ -57,11 +58,14 @@ RUNS = {
     "kernel_en": (str(KERNEL / "kernel_en"), BENCH_DATA / "kernel_en_qa.json", OUT / "eval_kernel_en.json"),
     "kernel_zh": (str(KERNEL / "kernel_zh"), BENCH_DATA / "kernel_zh_qa.json", OUT / "eval_kernel_zh.json"),
     "debian_mix": (str(DEBIAN_MIX / "debian_mix"), BENCH_DATA / "debian_mix_qa.json", OUT / "eval_debian_mix.json"),
+    "debian_holdout": (str(DEBIAN_HOLDOUT / "debian_holdout"), BENCH_DATA / "debian_holdout_qa.json",
+                       OUT / "eval_debian_holdout.json"),
 }
 #: The folder corpora unpacked from bench/data/ the first time a set reads them: set-name prefix -> (folder, its
 #: corpora, the script whose --unpack writes them).
 UNPACK = {"kernel_": (KERNEL, ("kernel_en", "kernel_zh"), "build_kernel_corpora.py"),
-          "debian_mix": (DEBIAN_MIX, ("debian_mix",), "build_debian_mix_corpus.py")}
+          "debian_mix": (DEBIAN_MIX, ("debian_mix",), "build_debian_mix_corpus.py"),
+          "debian_holdout": (DEBIAN_HOLDOUT, ("debian_holdout",), "build_debian_holdout_corpus.py")}
 #: The choosers run besides the oracle, each kept under by_chooser.
 OTHER_CHOOSERS = ("overlap",)
 KEPT = ("chooser", "flows", "skipped", "targets", "per_question")

@@ -18,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import build_debian_holdout_corpus as holdout_corpus  # noqa: E402
+import build_debian_holdout_qa as holdout_qa  # noqa: E402
 import build_debian_mix_corpus as mix  # noqa: E402
 import build_debian_mix_qa as mqa  # noqa: E402
 
@@ -154,3 +155,16 @@ def test_shipped_holdout_questions_are_the_rules_draw(shipped):
     assert mqa.document(docs, mqa.build(docs, mqa.SIZE, NAME), mqa.SIZE, NAME) == \
         (DATA / f"{NAME}_qa.json").read_text(encoding="utf-8")
 
+
+def test_benchmark_knows_the_holdout_set():
+    """bench/eval_compare.py runs it (its QA file, its result file) and unpacks its corpus with the holdout script."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_eval_compare", ROOT / "bench" / "eval_compare.py")
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+    corpus, qa, out = compare.RUNS[NAME]
+    folder, corpora, script = compare.UNPACK[NAME]
+    assert Path(corpus) == folder / NAME and corpora == (NAME,)
+    assert script == Path(holdout_corpus.__file__).name and Path(holdout_qa.__file__).is_file()
+    assert qa == DATA / f"{NAME}_qa.json" and out.name == f"eval_{NAME}.json"

@@ -44,8 +44,9 @@ Rules, all deterministic:
   HashMap``, ``man__open.2``): the page's path under the package folder without ``.html`` / ``.gz`` and without
   the man section folder, characters outside ``[A-Za-z0-9._/-]`` written ``-``, each ``/`` written ``__``.
   Checked unique, at most 128 characters and a usable file stem (``[A-Za-z0-9_][A-Za-z0-9_.-]*``).
-* **Kept**: a document with at least :data:`MIN_CHARS` characters of text, in English (at most
-  :data:`MAX_FOREIGN` of its letters outside ASCII; Perl's perlcn, perljp, perlko and perltw are not). A text
+* **Kept**: NUL characters removed (a folder corpus refuses them; one javadoc page of ``debian_holdout`` prints
+  Java's ``'\\0'`` as one, no ``debian_mix`` page has any), a document with at least :data:`MIN_CHARS` characters
+  of text, in English (at most :data:`MAX_FOREIGN` of its letters outside ASCII; Perl's perlcn, perljp, perlko and perltw are not). A text
   longer than :data:`MAX_CHARS` characters is cut at its last blank line at or before that many characters (the
   cap keeps big references, e.g. ``java.lang.String``, without letting a few pages hold most of the corpus; the
   manifest lists each cut document with its full length). A text identical to one already kept (doc_ids in
@@ -407,6 +408,7 @@ def build(debs: dict[str, Path], workers: int = 2,
     texts: dict[str, str] = {}
     for (package, rel, _), (outcome, text) in zip(jobs, outcomes):
         doc_id = doc_id_of(package, rel)
+        text = text.replace("\0", "")          # a folder corpus refuses NUL (javadoc shows Java's '\0' as one)
         if not 1 <= len(doc_id) <= kc.MAX_DOC_ID_CHARS or not _STEM.fullmatch(doc_id) or ".." in doc_id:
             raise SystemExit(f"doc_id {doc_id!r} is not a usable file stem")
         if doc_id in owner:

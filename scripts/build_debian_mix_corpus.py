@@ -183,6 +183,10 @@ PACKAGES = (
 )
 
 
+#: gtk-doc's pages (GLib, GTK): the whole body without the navigation tables, its API indexes and lists left out.
+GTK_DOC = {"content": ("body", "", ""), "skip": {"class": frozenset({"navigation", "footer"})},
+           "drop": r"(^|/)(api-index-[^/]*|annotation-glossary|ix[0-9]+|object-tree)\.html$"}
+
 #: The held-out set's packages (issue 33: a second set no reader change was tuned on): none of them in
 #: :data:`PACKAGES`; texinfo, Doxygen, gtk-doc, Sphinx (three themes), javadoc, Apache's and SQLite's own HTML,
 #: Node.js's API pages, and OpenSSL's man pages.
@@ -218,13 +222,11 @@ HOLDOUT_PACKAGES = (
     Package("libglib2.0-doc", "2.74.6-2+deb12u9",
             "87a273d34af94a439764cf63fc81188f2527ae3280c29df58a907b33318eb8bc",
             "glib", "GLib 2.74 reference manual", "usr/share/gtk-doc/html/",
-            content=("body", "", ""), skip={"class": frozenset({"navigation", "footer"})},
-            drop=r"(^|/)(api-index-[^/]*|annotation-glossary|ix[0-9]+|object-tree)\.html$"),
+            **GTK_DOC),
     Package("libgtk-3-doc", "3.24.38-2~deb12u3",
             "50576efbab6f45f001295279b41aa26526c441b2f7b0365ee1e17f3a46f45f78",
             "gtk", "GTK 3.24 reference manual", "usr/share/gtk-doc/html/",
-            content=("body", "", ""), skip={"class": frozenset({"navigation", "footer"})},
-            drop=r"(^|/)(api-index-[^/]*|annotation-glossary|ix[0-9]+|object-tree)\.html$"),
+            **GTK_DOC),
     Package("python-pytest-doc", "7.2.1-2",
             "8cf17eb7826a2bbbc8207447fc888cbb75fd86680146542ebd9545e18229d3aa",
             "pytest", "pytest 7.2 documentation", "usr/share/doc/python-pytest-doc/html/"),

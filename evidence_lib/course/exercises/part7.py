@@ -326,8 +326,7 @@ def _check_snapshot_for(snapshot_for: Any) -> Result:
     return correct("both backends agree: a live snapshot is reused (one fetch, a microsecond before expires_at too), "
                    "another tenant or query gets its own, and at expires_at exactly the store answers "
                    "snapshot_expired, so the application fetches once more; any other error is raised, not hidden by "
-                   "a fetch. The TTL is checked at use, in the store, "
-                   "not by a cache beside it.")
+                   "a fetch. The TTL is checked at use, in the store, not by a cache beside it.")
 
 
 q2 = Exercise(

@@ -178,7 +178,8 @@ class Ledger:
 
     def _exhausted(self, reason: str, tally: Tally | None = None) -> EvidenceError:
         spent = (tally or self.tally()).spent()
-        return EvidenceError("budget_exhausted", reason=reason, spent=spent, limits=self.limits())
+        return EvidenceError("budget_exhausted", _MESSAGES.get(reason), reason=reason, spent=spent,
+                             limits=self.limits())
 
     def _check(self, t: Tally, *, size: Size | None = None, doc_id: str | None = None) -> None:
         """Every limit, in one place: refusals, calls, reads of ``doc_id``, and (with ``size``) chars, bytes, tokens."""
@@ -302,6 +303,14 @@ class Ledger:
 
     def as_rows(self) -> list[dict]:
         return [asdict(e) for e in self.entries]
+
+
+#: A refusal's message where the registry's ("the budget for this task is spent ...") would be wrong: after
+#: ``reads_per_doc`` only one document is closed, and calls and characters may remain (notebook 05).
+_MESSAGES: dict[str, str] = {
+    "reads_per_doc": "this document was read as often as the budget allows; read other documents, or answer with "
+                     "what you have",
+}
 
 
 def _reads(charged: list[LedgerEntry]) -> list[ReadRecord]:

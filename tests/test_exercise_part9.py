@@ -98,9 +98,9 @@ def raises(server, task, answer):
 
 
 @pytest.mark.parametrize(("wrong", "says"), [
-    (lambda server, task, answer: answer, ["still refuses line 1", "never_read", "with a range the task never read"]),
+    (lambda server, task, answer: answer, ['In case "a range the task never read"', "still refuses line 1", "never_read"]),
     (dropped, ["2 Sources lines, the original 3", "do not drop"]),
-    (bent_quote, ["quote is 'something else'", "keep it and move the range"]),
+    (bent_quote, ["quote in your answer is 'something else'", "keep it and move the range"]),
     (own_task, ["never_read", "started a task of its own"]),
     (no_revision_fallback, ["does not follow the citation format", "keep the line's"]),
     (first_line_always, ["still refuses line 2", "text_mismatch", "move the range to the text"]),

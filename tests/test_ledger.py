@@ -277,3 +277,21 @@ def test_plot_draws_cumulative_spend_and_the_budget_line(index):
         assert any(list(line.get_ydata()) == [16_000, 16_000] for line in ax.lines[1:])
     finally:
         plt.close(ax.figure)
+
+
+def test_reads_per_doc_refusal_says_the_document_is_spent_not_the_task(index):
+    """Session 4 review: a reads_per_doc refusal said "the budget for this task is spent" while calls and
+    characters remained; its message names the document now. Code and reason are unchanged."""
+    ledger, (_, _, read) = _tools(index, **dict(UNLIMITED, max_reads_per_doc=1, max_calls=3))
+    read.invoke({"doc_id": "d03", "offset": 0, "limit": 5})
+    with pytest.raises(EvidenceError) as per_doc:
+        read.invoke({"doc_id": "d03", "offset": 5, "limit": 5})
+    payload = error_payload(per_doc.value)
+    assert payload["error"] == "budget_exhausted" and payload["reason"] == "reads_per_doc"
+    assert "this task is spent" not in payload["message"]
+    assert "this document" in payload["message"] and "other documents" in payload["message"]
+    read.invoke({"doc_id": "d04", "limit": 5})
+    read.invoke({"doc_id": "d05", "limit": 5})
+    with pytest.raises(EvidenceError) as calls:
+        read.invoke({"doc_id": "d06", "limit": 5})
+    assert calls.value.details["reason"] == "calls" and "the budget for this task is spent" in calls.value.message

@@ -318,7 +318,7 @@ def test_the_scripted_turn_ends_on_chars_with_405_characters_left(index):
     assert over["limits"]["chars"] - over["spent"]["chars"] == 405
     assert [_body(m)["reason"] for m in messages[16:]] == ["chars", "chars", "chars"]
     assert ledger.totals() == {"calls": 11, "chars": 5595, "bytes": 10101, "tokens": 3696}
-    assert len(ledger.entries) == 19 and ledger.context()["bytes"] == 11_766
+    assert len(ledger.entries) == 19 and ledger.context()["bytes"] == 11_775
     assert [(e.step, e.reason) for e in ledger.entries if e.status == "budget_exhausted"] == [
         (14, "reads_per_doc"), (17, "chars"), (18, "chars"), (19, "chars")]
 
@@ -381,8 +381,8 @@ def test_a_hundred_one_character_reads_are_stopped_yet_their_refusals_cost_more_
     assert Counter(_body(m).get("error", "ok") for m in ones) == {"ok": 4, "budget_exhausted": 96}
     assert Counter(_body(m)["reason"] for m in ones if m.status == "error") == {"reads_per_doc": 10, "refusals": 86}
     assert (check.totals()["calls"], check.totals()["bytes"]) == (4, 788)
-    assert {len(m.content.encode()) for m in ones if m.status == "error"} <= set(range(299, 305))
-    assert check.context()["bytes"] == 29_542 and unguarded.utf8_bytes == 19_974
+    assert {len(m.content.encode()) for m in ones if m.status == "error"} <= set(range(299, 314))
+    assert check.context()["bytes"] == 29_632 and unguarded.utf8_bytes == 19_974
     assert check.context()["bytes"] > unguarded.utf8_bytes
 
 

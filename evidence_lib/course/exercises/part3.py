@@ -238,10 +238,10 @@ def _check_reasons(answer: Any) -> Result:
             return incorrect(f"{reason!r} for ({label}) is not one of the reasons in REASONS")
     wrong = [k for k in expected if answer[k] != expected[k]]
     if wrong:
-        k = wrong[0]
         verb = "is" if len(wrong) == 1 else "are"
-        return incorrect(f"{len(wrong)} of {len(expected)} {verb} wrong. ({k}) {cases[k][0]}: you said {answer[k]}, "
-                         f"but verify_citation says {expected[k]}: {cases[k][1]}")
+        return incorrect(f"{len(wrong)} of {len(expected)} {verb} wrong. " + "; ".join(
+            f"({k}) {cases[k][0]}: you said {answer[k]}, but verify_citation says {expected[k]}: {cases[k][1]}"
+            for k in wrong))
     return correct(f"all {len(expected)} right. Only (a) would support an answer; note (b) and (g): a range can "
                    "exist in the document and still be uncitable, because nobody read it.")
 

@@ -273,6 +273,8 @@ COVERAGE_CASES: list[tuple[list[tuple[int, int]], int, int]] = [
     ([(100, 200)], 100, 201),
     ([(0, 10), (3, 5)], 0, 10),
     ([(4321, 4339)], 4321, 4339),
+    ([(0, 100), (50, 150)], 0, 200),  # overlapping reads: their lengths add up to 200, they cover 150
+    ([(0, 10), (0, 10)], 0, 15),  # the same read twice covers 10 characters, not 20
 ]
 
 
@@ -297,8 +299,10 @@ def _check_is_covered(is_covered: Any) -> Result:
                    else f"[{used[0][0]}, {used[0][1]}) covers it")
             return incorrect(f"{where} should be True: {how}")
         gap = next(i for i in range(start, end) if not any(s <= i < e for s, e in earlier))
-        return incorrect(f"{where} should be False: character {gap} was never sent (ranges are half-open: "
-                         "[s, e) holds s .. e-1)")
+        added = sum(max(0, min(e, end) - max(s, start)) for s, e in earlier)
+        why = (f"the reads overlap, so adding their lengths ({added}) counts the characters they share twice"
+               if added >= end - start else "ranges are half-open: [s, e) holds s .. e-1")
+        return incorrect(f"{where} should be False: character {gap} was never sent ({why})")
     return correct(f"is_covered agrees with Ledger.covering on all {len(COVERAGE_CASES)} cases, including reads "
                    "that only cover a range together. A covered read is answered already_read, without text.")
 

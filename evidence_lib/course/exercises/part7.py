@@ -210,6 +210,33 @@ def _stores(tmp: str, clock: _Clock) -> list[tuple[str, Any]]:
     return [("MemoryStore", MemoryStore(clock)), ("SQLiteStore", SQLiteStore(str(Path(tmp) / "q2.db"), clock))]
 
 
+class _Unreadable:
+    """A store whose ``snapshot`` fails for a reason other than expiry (its database cannot be read)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def snapshot(self, *_: Any) -> Any:
+        raise EvidenceError("internal_error")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def _lets_other_errors_through(snapshot_for: Any, store: Any) -> Result | None:
+    """``None`` if ``snapshot_for`` lets a failure other than ``snapshot_expired`` through without fetching."""
+    fetch = _Fetch("acme")
+    try:
+        call(snapshot_for, _Unreadable(store), "acme", "s-1", STORE_QUERY, fetch, name="snapshot_for")
+    except EvidenceError as e:
+        if e.code == "internal_error" and fetch.calls == 0:
+            return None
+    return incorrect("when store.snapshot fails for another reason (here internal_error: the store could not be "
+                     f"read), your snapshot_for {'fetched and stored a new snapshot' if fetch.calls else 'hid it'}: "
+                     "catch only the EvidenceError whose code is snapshot_expired, and raise every other error "
+                     "(an except Exception: would also hide a broken store)")
+
+
 def _check_snapshot_for(snapshot_for: Any) -> Result:
     from ...store._common import DEFAULT_STORE_TTL as DEFAULT_TTL
 
@@ -290,13 +317,16 @@ def _check_snapshot_for(snapshot_for: Any) -> Result:
                 if acme.calls != 3:
                     return incorrect(f"the renewed snapshot is alive an hour later, yet you fetched again "
                                      f"{where('call after renewal')}")
+            clock.at = PART7_T0
+            if (problem := _lets_other_errors_through(snapshot_for, backends[0][1])) is not None:
+                return problem
         finally:
             for _, store in backends:
                 store.close()
     return correct("both backends agree: a live snapshot is reused (one fetch, a microsecond before expires_at too), "
                    "another tenant or query gets its own, and at expires_at exactly the store answers "
-                   "snapshot_expired, so the application fetches once more. The TTL is checked at use, in the store, "
-                   "not by a cache beside it.")
+                   "snapshot_expired, so the application fetches once more; any other error is raised, not hidden by "
+                   "a fetch. The TTL is checked at use, in the store, not by a cache beside it.")
 
 
 q2 = Exercise(

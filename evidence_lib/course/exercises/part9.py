@@ -168,34 +168,41 @@ _TIPS = {
 
 
 def _diagnose(case: Case, fixed: Any, started: int) -> Result | None:
-    """Why ``fixed`` is not a right fix of ``case``, or ``None``."""
+    """Why ``fixed`` is not a right fix of ``case``, or ``None``. Each diagnosis names the case first, then the cause."""
     from ..._answers import parse_answer
 
-    where = f"with {case.name}"
+    case_ = f'In case "{case.name}",'
     if not isinstance(fixed, str):
-        return incorrect(f"fix_answer should return the answer text (a str), got {show(fixed)} {where}")
+        return incorrect(f"{case_} fix_answer should return the answer text (a str), got {show(fixed)}")
     want, got = _original_quotes(case.answer), tuple(c.quote if c else None for c in parse_answer(fixed).lines)
     if len(got) != len(want):
-        return incorrect(f"your answer has {len(got)} Sources lines, the original {len(want)} {where}: fix the "
+        return incorrect(f"{case_} your answer has {len(got)} Sources lines, the original {len(want)}: fix the "
                          "refused citation, do not drop or add one (each claim [n] needs its source)")
     lines = parse_answer(fixed).lines
     for n, (mine, theirs) in enumerate(zip(got, want), 1):
         if lines[n - 1] is None:
-            return incorrect(f"line {n} does not follow the citation format {where} (malformed): every line needs "
-                             "doc_id@revision [start, end) \"quote\"; a compact reply shows a document's revision "
-                             "once per task, so an excerpt's revision can be empty: keep the line's then")
+            return incorrect(f"{case_} line {n} of your answer does not follow the citation format (malformed): "
+                             "every line needs doc_id@revision [start, end) \"quote\"; a compact reply shows a "
+                             "document's revision once per task, so an excerpt's revision can be empty: keep the "
+                             "line's then")
         if mine != theirs:
-            return incorrect(f"line {n}'s quote is {_cut(mine)}, the original {_cut(theirs)} {where}: the quote is "
-                             "what the claim cites; keep it and move the range to where that text is")
+            return incorrect(f"{case_} line {n}'s quote in your answer is {_cut(mine)}, the original {_cut(theirs)}: "
+                             "the quote is what the claim cites; keep it and move the range to where that text is")
     report = case.server.call_json("verify_citations", {"task": case.task, "answer": fixed})
     bad = next((row for row in report.get("checks", []) if row["reason"] != "ok"), None)
     if bad is None and report.get("verified"):
         return None
     reason = bad["reason"] if bad else "no_citations"
+    tip = _TIPS.get(reason, "check that line again")
+    line = lines[bad["line"] - 1] if bad else None
+    if reason == "text_mismatch" and line is not None and line.quote and line.end - line.start > len(line.quote):
+        tip = (f"the excerpt is wider than the quote: your range [{line.start}, {line.end}) holds "
+               f"{line.end - line.start} characters, the quote {len(line.quote)}; cite the quote's own offset "
+               "(x.start + x.text.index(quote)) and end it len(quote) later")
     extra = (" (your function started a task of its own: reads count for the task that made them, so use the "
              "handle you were given)") if started else ""
-    return incorrect(f"verify_citations still refuses line {bad['line'] if bad else '?'} {where}: {reason} "
-                     f"({CITATION_REASONS.get(reason, reason)}); {_TIPS.get(reason, 'check that line again')}{extra}")
+    return incorrect(f"{case_} verify_citations still refuses line {bad['line'] if bad else '?'} of your fixed "
+                     f"answer: {reason} ({CITATION_REASONS.get(reason, reason)}); {tip}{extra}")
 
 
 def _check_fix(fix_answer: Any) -> Result:

@@ -122,6 +122,8 @@ def test_site_readme_names_the_whole_series():
     first, last = _series()[0][:2], max(s[:2] for s in _series())
     text = _flat((ROOT / "site" / "README.md").read_text(encoding="utf-8"))
     assert f"{first} to {last}" in text, f"site/README.md should say the pages run from {first} to {last}"
+    deep = [s.split("_", 1)[0] for s in _series() if re.match(r"\d\d[a-z]_", s)]
+    assert deep and all(d in text for d in deep), f"site/README.md should name the deep dives {deep}"
 
 
 def test_readme_article_figures_are_the_committed_benchmark_and_the_compact_run():

@@ -262,14 +262,33 @@ def tracks_text(plan: dict) -> str:
     return "\n\n".join(render_track(t, plan) for t in plan.get("tracks", {}).values())
 
 
-def _in_tracks(stem: str, plan: dict) -> str:
-    shown = []
-    for track in plan.get("tracks", {}).values():
-        if key_of(stem) in track.get("before", []):
-            shown.append(f"{track['short']} (before)")
-        elif any(key_of(stem) in day for day in track["days"]):
-            shown.append(track["short"])
-    return " · ".join(shown)
+def _step_link(step: str, links: dict[str, str]) -> str:
+    """A step of a track table: a notebook or workshop part linked to its file, a block (lunch) as it is."""
+    return f"[{step_label(step)}]({links[step]})" if step in links else step_label(step)
+
+
+def render_track_table(track: dict, plan: dict, links: dict[str, str]) -> str:
+    """One track for the index: its title, length, what to do before and its text, then a table with a column per
+    day and a row per step ("9:00 · [01](...) · 40 min"), closed by the end time or the total."""
+    head = render_track({**track, "days": []}, plan)
+    columns = []
+    for steps in track["days"]:
+        cells, at = [], None
+        if "starts" in track:
+            h, m = map(int, track["starts"].split(":"))
+            at = h * 60 + m
+        for s in steps:
+            n = step_minutes(s, plan)
+            cells.append((f"{_clock(at)} · " if at is not None else "") + f"{_step_link(s, links)} · {n} min")
+            at = at + n if at is not None else None
+        cells.append(f"{_clock(at)} · end" if at is not None else
+                     f"in all · {sum(step_minutes(s, plan) for s in steps)} min")
+        columns.append(cells)
+    names = [f"Day {i}" for i in range(1, len(columns) + 1)] if len(columns) > 1 else ["step"]
+    rows = [f"| {' | '.join(names)} |", f"|{'---|' * len(names)}"]
+    for i in range(max(len(c) for c in columns)):
+        rows.append("| " + " | ".join(c[i] if i < len(c) else "" for c in columns) + " |")
+    return head + "\n\n" + "\n".join(rows)
 
 
 def _path_rows(series_nbs: list[tuple[Path, object]], plan: dict) -> list[str]:
@@ -279,8 +298,8 @@ def _path_rows(series_nbs: list[tuple[Path, object]], plan: dict) -> list[str]:
         needs = ", ".join(f"[{n}]({next((p.name for p, _ in series_nbs if key_of(p.stem) == n), '')})"
                           for n in info.get("needs", [])) or "none"
         minutes = f"{info['minutes']} min" if "minutes" in info else ""
-        tracks = _in_tracks(path.stem, plan) or ("optional deep dive" if info.get("optional") else "")
-        rows.append(f"| [{key_of(path.stem)}]({path.name}) | {title_of(nb)} | {minutes} | {needs} | {tracks} |")
+        title = title_of(nb).removeprefix(f"{key_of(path.stem)} · ")
+        rows.append(f"| [{key_of(path.stem)}]({path.name}) | {title} | {minutes} | {needs} |")
     return rows
 
 
@@ -294,14 +313,13 @@ def _pace_text(plan: dict) -> str:
     core = core_notebooks(plan)
     total = sum(v["minutes"] for v in core.values())
     optional = len(plan.get("notebooks", {})) - len(core)
-    deep = (f" The {_count_word(optional)} optional deep dive{'s' if optional > 1 else ''} come{'' if optional > 1 else 's'} "
-            "on top." if optional else "")
-    return (f"Times are a careful learner's: prose read at {pace['prose_words_per_minute']} words a minute, code at "
-            f"{pace['code_lines_per_minute']} lines and output at {pace['output_lines_per_minute']} lines a minute, "
-            f"{pace['minutes_per_prompt']:g} minutes for each \"Try it yourself\" or \"Predict\" (a try-it with its "
-            f"prediction: {2 * pace['minutes_per_prompt']:g}) and {pace['minutes_per_check_question']:g} for each check "
-            f"question, calibrated on learners' measured times ([course.toml](course.toml)): {total} minutes "
-            f"({_hours(total)}) for the {len(core)} notebooks.{deep}")
+    deep = (f"; the {_count_word(optional)} optional deep dive{'s' if optional > 1 else ''} come{'' if optional > 1 else 's'} "
+            "on top" if optional else "")
+    return (f"The times are a careful learner's: reading, running every cell, "
+            f"{pace['minutes_per_prompt']:g} minutes for each \"Try it yourself\" or \"Predict\" and "
+            f"{pace['minutes_per_check_question']:g} for each check question (the rule, calibrated on learners' "
+            f"measured times, is in [course.toml](course.toml)). In all: {total} minutes ({_hours(total)}) for the "
+            f"{len(core)} notebooks{deep}.")
 
 
 def _workshop_totals(plan: dict) -> str:
@@ -358,9 +376,12 @@ def _guide_text(plan: dict) -> str | None:
 
 def _glossary(plan: dict, series_nbs: list[tuple[Path, object]]) -> str:
     lines = []
-    for term, (definition, first) in sorted(plan.get("glossary", {}).items()):
-        where = next((p.name for p, _ in series_nbs if key_of(p.stem) == first), "")
-        lines.append(f"### {term}\n\n{definition} First taught in [{first}]({where}).\n")
+    def link(key: str) -> str:
+        return f"[{key}]({next((p.name for p, _ in series_nbs if key_of(p.stem) == key), '')})"
+
+    for term, (definition, first, *met) in sorted(plan.get("glossary", {}).items()):
+        seen = f"Met first in {link(met[0])}, taught in {link(first)}." if met else f"First taught in {link(first)}."
+        lines.append(f"### {term}\n\n{definition} {seen}\n")
     return "\n".join(lines)
 
 
@@ -378,51 +399,54 @@ def _index_text(series_nbs: list[tuple[Path, object]], repo: str, branch: str) -
     # the Python that executed the series, not the one checking the index: any Python may run --check).
     first = series_nbs[0][1].metadata.get("language_info") if series_nbs else None
     index.metadata = {"kernelspec": kernelspec(), "language_info": first or language_info()}
+    links = {key_of(p.stem): p.name for p, _ in series_nbs}
+    links |= {Path(name).stem.removeprefix("workshop_"): _rel(EXERCISES / name, NOTEBOOKS) for name in workshop_parts()}
+    first = (f"[{key_of(series_nbs[0][0].stem)}]({series_nbs[0][0].name})" if series_nbs else "the first notebook")
     intro = nbformat.v4.new_markdown_cell(
         "# Read evidence on demand: the series\n\n"
-        "Keep retrieval results out of an LLM's context and read evidence on demand. Each notebook imports the "
-        "shared library `evidence_lib`, runs offline and is checked by strict nbval (a pytest plugin that re-runs "
-        "the notebook and fails if any cell's output differs from the one stored in it).\n\n"
-        "## The two source articles\n\n"
-        "The series turns two Chinese articles into experiments you can run; it reproduces their facts and figures, "
-        "not their text. The notebooks cite them as article 1 and article 2.\n\n"
-        "* **Article 1**: 《RAG 一次检索塞爆上下文？LangChain 按需读取实战：别把 top_k 全文直接喂给模型》 (\"One "
-        "retrieval floods the context? On-demand reading with LangChain: don't feed top_k full texts to the "
-        "model\"). Its experiment (12 candidate notes, one question about a batch limit) is the series' corpus: the "
-        "baseline dump, the three tools with its result table and Figures 1 to 3, citations, five failure scenarios "
-        "and the per-task budget (notebooks 01 to 05, then 08 to 10 on real documents, in an agent loop and live). "
-        "It starts from LangChain's blog post \"Context Engineering Starts with Retrieval\" (2026-10-23): how "
-        "retrieval results enter the context is an engineering decision of its own.\n"
-        "* **Article 2**: 《需要时再加载：渐进式披露、工具发现与外部工作区》 (\"Load it when you need it: progressive "
-        "disclosure, tool discovery and an external workspace\"). A permission-aware resource catalog, discovery "
-        "kept apart from reading and execution, tool discovery, versioned sections, large results as artifacts "
-        "outside the context, stop rules, parallel fetching of independent read-only sources and a task's external "
-        "workspace (notebooks 06 and 07; parallel read-only calls in 09, the workspace in 11).\n\n"
-        "## What you need\n\n"
+        "**What you will learn.** When a retrieval tool pastes the full text of every hit into an LLM's context, the "
+        "model pays for a dozen documents to read one sentence. This series replaces that with three tools: "
+        "`search_evidence` returns a short list of candidates, `locate_evidence` says where a term occurs, and "
+        "`read_evidence` returns one bounded page with what you need to cite it. Step by step you measure the cost, "
+        "cite what was read so that a program can check it, keep one budget per task, then take the protocol to real "
+        "documents, an agent loop, a persistent store, any LangChain agent and any MCP client.\n\n"
+        "**What you need.**\n\n"
         "* **Python**: functions, dicts and lists, f-strings and `with` blocks; enough to read a short function and "
         "change one argument in a cell.\n"
-        "* **JSON**: every tool replies with JSON text (`json.loads` turns it into dicts and lists); you read nested "
-        "objects at a glance.\n"
-        "* **LLM tool calls**: the model asks for a named tool with JSON arguments, the application runs it and sends "
+        "* **JSON**: every tool replies with JSON text (`json.loads` turns it into dicts and lists).\n"
+        "* **LLM tool calls**: the model asks for a named tool with JSON arguments; the application runs it and sends "
         "the result back as a message, which enters the model's context. No model is called here: the notebooks run "
         "offline, with scripted readers and models, and need no API key.\n"
         "* **LangChain basics**, from notebook 09 on: a tool (`@tool`, `.invoke`), the messages (`AIMessage`, "
         "`ToolMessage`) and `create_agent`; each notebook shows what it uses.\n"
-        "* **No Chinese.** Article 1's corpus is Chinese; every Chinese term the text uses is translated where it "
-        "appears, and offsets count characters, whatever the script.\n\n"
-        "## How to start\n\nIn the repository, run `make lab`: it creates the environment (once) and opens "
-        "JupyterLab on `notebooks/`. Open "
-        + (f"[{key_of(series_nbs[0][0].stem)}]({series_nbs[0][0].name}) " if series_nbs else "the first notebook ")
-        + "and run its cells top to bottom; each notebook ends with a link to the next.\n\n"
-        f"## The path\n\nIn this order. {_pace_text(plan)}\n\n"
-        "| # | notebook | time | do first | tracks |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
+        "* **No Chinese.** The examples' documents are Chinese; every Chinese term is translated where it appears.\n\n"
+        "**How to start.** In the repository, run `make lab`: it sets up the environment (once) and opens JupyterLab "
+        f"on this folder. Open {first} and run its cells top to bottom; each notebook ends with a link to the next. "
+        "A word you do not know is probably in the [glossary](#glossary) at the end of this page.\n\n"
+        f"## The path\n\nIn this order: \"do first\" names what a notebook builds on. {_pace_text(plan)}\n\n"
+        "| # | notebook | time | do first |\n|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
         "## Workshop\n\n"
-        "Hands-on exercises that follow the series, each checked on the spot. Open the student copy; the "
-        "facilitator guide (timing, goals, common mistakes) is [exercises/README.md](exercises/README.md). "
+        "Hands-on exercises, each checked on the spot: open a part's student copy after its notebook. "
         f"The {_count_word(len(parts))} parts: {_workshop_totals(plan)}.\n\n"
         "| part | topic | work | in a session | facilitators |\n|---|---|---|---|---|\n" + "\n".join(parts) + "\n\n"
-        "## Tracks\n\nEach track lists its steps with their minutes from the tables above; a workshop part counts "
-        "with its intro and discussion.\n\n" + tracks_text(plan)
+        "## Tracks\n\nFor teams and facilitators: the series as a course of 90 minutes, one day or three days. A "
+        "workshop part's minutes include its intro and discussion; the facilitator guide, "
+        "[exercises/README.md](exercises/README.md), has each part's goals and common mistakes.\n\n"
+        + "\n\n".join(render_track_table(tr, plan, links) for tr in plan.get("tracks", {}).values()) + "\n\n"
+        "## About the series\n\n"
+        "The series turns two Chinese articles into experiments you can run; it reproduces their facts and figures, "
+        "not their text, and cites them as article 1 and article 2.\n\n"
+        "* **Article 1**: 《RAG 一次检索塞爆上下文？LangChain 按需读取实战：别把 top_k 全文直接喂给模型》 (\"One "
+        "retrieval floods the context? On-demand reading with LangChain: don't feed top_k full texts to the "
+        "model\"), which starts from LangChain's blog post \"Context Engineering Starts with Retrieval\" "
+        "(2026-10-23). Its experiment (12 candidate notes, one question about a batch limit) is the corpus of "
+        "notebooks 01 to 05 and 08 to 10.\n"
+        "* **Article 2**: 《需要时再加载：渐进式披露、工具发现与外部工作区》 (\"Load it when you need it: progressive "
+        "disclosure, tool discovery and an external workspace\"): a permission-aware catalog, tool discovery, large "
+        "results outside the context and a task's workspace (notebooks 06 and 07, parts of 09 and 11).\n\n"
+        "Every notebook imports the shared library `evidence_lib` and is checked by strict nbval (a pytest plugin "
+        "that re-runs a notebook and fails if any cell's output differs from the one stored in it). This page is "
+        "generated from [course.toml](course.toml) by `scripts/nbnav.py`."
         + ("\n\n" + badges(NOTEBOOKS / INDEX, repo, branch) if repo else ""))
     intro.id = "index"
     if plan.get("glossary"):

@@ -102,6 +102,29 @@ def _rendered_days(paragraph: str) -> tuple[list[tuple[str, int]], list[list[tup
     return before, days
 
 
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_CELL = re.compile(r"(?:(\d{1,2}):(\d\d) · )?(.+?) · (\d+) min")
+
+
+def _index_track(title: str) -> tuple[str, list[tuple[str, int]], list[list[tuple[str | None, str, int]]], list[str]]:
+    """A track as the index shows it (issue 34 review: tracks as tables): its paragraph, the before steps, each day's
+    steps from the table's columns (clock time or None, label, minutes) and each column's closing cell."""
+    text = _index()
+    paragraph = _paragraph(text, title)
+    before, _ = _rendered_days(paragraph)
+    m = re.search(rf"^\*\*{re.escape(title)}\*\*.*?\n\n((?:\|[^\n]*\n?)+)", text, flags=re.MULTILINE | re.DOTALL)
+    assert m, f"no table for the track {title!r}"
+    rows = [[_LINK.sub(r"\1", c).strip() for c in line.strip().strip("|").split("|")]
+            for line in m.group(1).strip().splitlines()[2:]]
+    days, closing = [], []
+    for col in range(len(rows[0])):
+        cells = [r[col] for r in rows if col < len(r) and r[col]]
+        closing.append(cells[-1])
+        days.append([(f"{int(h)}:{mm}" if h else None, label, int(n))
+                     for h, mm, label, n in (_CELL.fullmatch(c).groups() for c in cells[:-1])])
+    return paragraph, before, days, closing
+
+
 # -- course.toml itself ---------------------------------------------------------------------------------------------
 
 def test_every_notebook_and_workshop_part_has_its_times_in_course_toml():
@@ -226,12 +249,6 @@ def test_index_path_table_shows_the_minutes_of_course_toml():
     """Issue 18 item 2: 00_index's path table states each notebook's course.toml minutes and the tracks it is in."""
     rows = dict(re.findall(r"^\| \[(\d\d[a-z]?)\]\([^)]*\) \| .*? \| (\d+) min \|", _index(), flags=re.MULTILINE))
     assert rows == {_key(k): str(v["minutes"]) for k, v in COURSE["notebooks"].items()}
-    tracks = dict(re.findall(r"^\| \[(\d\d[a-z]?)\]\(.*\| ([^|]*) \|$", _index(), flags=re.MULTILINE))
-    for key in COURSE["notebooks"]:
-        shown = tracks[_key(key)]
-        for track in COURSE["tracks"].values():
-            steps = [s for day in track["days"] for s in day]
-            assert (track["short"] in shown) == (_key(key) in steps + track.get("before", [])), (key, track["short"])
 
 
 def test_index_states_the_total_of_the_notebooks_and_of_the_workshop():
@@ -284,7 +301,10 @@ def test_rendered_tracks_agree_with_course_toml(where, name):
     """Issue 18 item 2: the tracks in the index and in the guide list course.toml's steps with its minutes, and
     their clock times add up (the old 90-minute track said "workshop part 2 (10)")."""
     track = COURSE["tracks"][name]
-    paragraph = _paragraph(_index() if where == "index" else _guide(), track["title"])
+    if where == "index":
+        _index_track_agrees(track)
+        return
+    paragraph = _paragraph(_guide(), track["title"])
     before, days = _rendered_days(paragraph)
     assert before == [(_label(s), _minutes(s)) for s in track.get("before", [])]
     assert len(days) == len(track["days"])
@@ -303,13 +323,34 @@ def test_rendered_tracks_agree_with_course_toml(where, name):
             assert f"= {total} min." in paragraph and total <= track["minutes"]
 
 
+def _index_track_agrees(track: dict) -> None:
+    """The index's table of ``track``: course.toml's steps with its minutes, one column a day, clock times that add
+    up to the end time (or the total that fits the track's minutes)."""
+    paragraph, before, days, closing = _index_track(track["title"])
+    assert before == [(_label(s), _minutes(s)) for s in track.get("before", [])]
+    assert len(days) == len(track["days"])
+    for rendered, steps, last in zip(days, track["days"], closing):
+        assert [(label, n) for _, label, n in rendered] == [(_label(s), _minutes(s)) for s in steps]
+        if "starts" in track:
+            h, m = map(int, track["starts"].split(":"))
+            clock = h * 60 + m
+            for at, label, n in rendered:
+                assert at == f"{clock // 60}:{clock % 60:02d}", (track["title"], label)
+                clock += n
+            assert last == f"{clock // 60}:{clock % 60:02d} · end"
+            assert clock <= _length(track) + h * 60 + m
+        else:
+            total = sum(n for _, _, n in rendered)
+            assert last == f"in all · {total} min" and total <= track["minutes"]
+
+
 def test_ninety_minute_track_gives_part_two_the_guides_time():
     """Issue 18 item 2: the 90-minute track gave workshop part 2 ten minutes while the guide times it at 35 of work
     (50 with intro and discussion): whatever the track holds, a part takes what the guide says."""
     guide = dict((p, int(m)) for p, m in re.findall(r"^\| (\d) · .*? \| \d+ \| \d+ min \| (\d+) min \|$", _guide(),
                                                    flags=re.MULTILINE))
-    paragraph = _paragraph(_index(), COURSE["tracks"]["ninety"]["title"])
-    for _, days in [_rendered_days(paragraph)]:
+    _, _, index_days, _ = _index_track(COURSE["tracks"]["ninety"]["title"])
+    for days in [index_days]:
         parts = [(label, n) for day in days for _, label, n in day if label.startswith("part ")]
         assert parts and all(n == guide[label[5:]] for label, n in parts), parts
 

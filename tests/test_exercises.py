@@ -287,9 +287,8 @@ def _paging_page_fn(text, offset, limit):
 
 
 def _codes(**changes):
-    good = {"a": "offset_exceeds_document", "b": "unknown_doc_id", "c": "invalid_page_bounds",
-            "d": "invalid_arguments", "e": "ok", "f": "invalid_term", "g": "invalid_arguments",
-            "h": "invalid_page_bounds"}
+    good = {"a": "invalid_page_bounds", "b": "unknown_doc_id", "c": "invalid_page_bounds", "d": "invalid_arguments",
+            "e": "invalid_page_bounds", "f": "ok", "g": "invalid_page_bounds"}
     return {**good, **changes}
 
 
@@ -539,9 +538,9 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("2.2", "asks for the empty last page", lambda ns: _read_all_fn("until empty"), "stop when next_offset is None"),
     ("2.2", "small pages", lambda ns: _read_all_fn("small pages"), "ask for limit=800"),
     ("2.2", "never advances", lambda ns: _read_all_fn("stuck"), "is offset moving to next_offset"),
-    ("2.3", "past the end is not a bounds error", lambda ns: _codes(a="invalid_page_bounds"),
-     "you said invalid_page_bounds, but it is refused with offset_exceeds_document"),
-    ("2.3", "the empty last page is fine", lambda ns: _codes(e="offset_exceeds_document"), "but it is not refused"),
+    ("2.3", "the unknown id named, not the bounds checked first", lambda ns: _codes(a="unknown_doc_id"),
+     "it does break the rule of unknown_doc_id too, but invalid_page_bounds is checked first"),
+    ("2.3", "a page cut at the end is fine", lambda ns: _codes(f="offset_exceeds_document"), "but it is not refused"),
     ("2.3", "a string offset is a type error", lambda ns: _codes(d="invalid_page_bounds"), "not an integer"),
     ("2.3", "an invented code", lambda ns: _codes(b="bad_id"), "neither"),
     ("2.3", "a list", lambda ns: ["unknown_doc_id"], "should be a dict"),

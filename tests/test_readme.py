@@ -122,6 +122,8 @@ def test_site_readme_names_the_whole_series():
     first, last = _series()[0][:2], max(s[:2] for s in _series())
     text = _flat((ROOT / "site" / "README.md").read_text(encoding="utf-8"))
     assert f"{first} to {last}" in text, f"site/README.md should say the pages run from {first} to {last}"
+    deep = [s.split("_", 1)[0] for s in _series() if re.match(r"\d\d[a-z]_", s)]
+    assert deep and all(d in text for d in deep), f"site/README.md should name the deep dives {deep}"
 
 
 def test_readme_article_figures_are_the_committed_benchmark_and_the_compact_run():
@@ -134,6 +136,40 @@ def test_readme_article_figures_are_the_committed_benchmark_and_the_compact_run(
     assert f"12 candidates, {sizes['baseline_content_utf8_bytes']:,} bytes" in readme
     compact = run_article(profile="compact")["manifest_plus_locations_plus_page_utf8_bytes"]
     assert f"Article 1's task takes {compact:,} bytes there" in readme
+
+
+
+def _setup_figures() -> tuple[dict, dict]:
+    """What bench/results/setup.json says of uv's first runs and the newcomer's lab and test (whole numbers)."""
+    import importlib.util
+
+    def load(name: str, path: Path):
+        spec = importlib.util.spec_from_file_location(f"readme_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    uv = load("setup_venv", ROOT / "scripts" / "setup_venv.py").first_runs("uv")
+    newcomer = load("bench_setup", ROOT / "bench" / "bench_setup.py").newcomer_path()
+    assert uv and newcomer, "bench/results/setup.json lacks uv runs or a newcomer run: python3 bench/bench_setup.py --help"
+    return uv, newcomer
+
+
+def test_quick_start_comes_first_and_quotes_the_measured_setup():
+    """Issue 34 review: the README opened with about 700 words of install internals before the series table. Its quick
+    start comes first (the two commands, what each does and how long it takes on 2 cores, where to begin), the series
+    table next, the internals later under "How setup works"; the quick start's figures are bench/results/setup.json's."""
+    text = README.read_text(encoding="utf-8")
+    heads = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
+    assert heads[:2] == ["Quick start", "The series"] and "How setup works" in heads, heads
+    quick = _flat(text.split("## Quick start", 1)[1].split("## The series", 1)[0])
+    assert len(quick.split()) < 250, f"the quick start has {len(quick.split())} words"
+    assert "make lab" in quick and "make test" in quick and "00_index" in quick and "01_baseline-dump" in quick
+    uv, newcomer = _setup_figures()
+    assert (f"{uv['low_s']} to {uv['high_s']} s on a {uv['cpus']}-core machine, with a progress line at least every "
+            f"{uv['silence_s']} s, leaving {uv['venv_mb']:,} MB") in quick, uv
+    assert f"print the lab's address in about {newcomer['lab_s']} s" in quick, newcomer
+    assert f"{newcomer['test_min']} minutes on {uv['cpus']} cores" in quick, newcomer
 
 
 if __name__ == "__main__":

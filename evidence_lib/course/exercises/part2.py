@@ -2,8 +2,9 @@
 
 Exercises: q1 write a page reader that matches ``read_evidence`` (yourself: delegating to the library's
 ``evidence_lib._paging.page`` is refused, with the reason), q2 page through a whole document with
-``next_offset``, q3 name the code each bad call is refused with, q4 measure the byte reduction honestly, as a
-function the checker runs on sessions no notebook prints. Used by ``notebooks/exercises/workshop_part2.ipynb``.
+``next_offset``, q3 name the one code a call that breaks two rules gets (the order of the checks, which notebook 02
+shows rule by rule), q4 measure the byte reduction honestly, as a function the checker runs on sessions no notebook
+prints. Used by ``notebooks/exercises/workshop_part2.ipynb``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ..article import ANSWER_DOC_ID, REVISION, article_corpus
 from ._shared import cut, show, temp_index, variant_corpus, watching
 from .core import Exercise, NotAttempted, Result, ____, call, correct, incorrect
 
-__all__ = ["BAD_CALLS", "LOCATE_TERM", "PAGE_LIMIT", "PROTOCOL_CODES", "SEARCH_QUERY", "describe_call",
+__all__ = ["BAD_CALLS", "CHECK_ORDER", "LOCATE_TERM", "PAGE_LIMIT", "PROTOCOL_CODES", "SEARCH_QUERY", "describe_call",
            "page_reader_texts", "q1", "q2", "q3", "q4"]
 
 #: The article's three calls (notebook 02): 批处理上限 "batch limit", 单批上限 "per-batch limit".
@@ -331,30 +332,45 @@ def read_all(read, doc_id):
 )
 
 
-# -- q3 · which code refuses each bad call -------------------------------------------------------------
+# -- q3 · two mistakes in one call: which refusal wins -----------------------------------------------
 
 def _d03_chars() -> int:
     return len(next(d for d in article_corpus() if d.doc_id == ANSWER_DOC_ID).text)
 
 
-#: label -> (tool, args, why). The code each call gets is computed by running it; ``why`` explains it.
-BAD_CALLS: dict[str, tuple[str, dict[str, Any], str]] = {
-    "a": ("read_evidence", {"doc_id": "d03", "offset": 5000},
-          "the bounds themselves are fine; the document is shorter than the offset"),
-    "b": ("read_evidence", {"doc_id": "../d03"},
-          "a doc_id is looked up in the index, never used as a path; there is no such id"),
-    "c": ("read_evidence", {"doc_id": "d03", "limit": MAX_PAGE_CHARS + 1},
-          f"a page holds at most {MAX_PAGE_CHARS} characters; bounds are checked before anything is opened"),
-    "d": ("read_evidence", {"doc_id": "d03", "offset": "10"},
-          "the schema is strict: the string \"10\" is not an integer"),
-    "e": ("read_evidence", {"doc_id": "d03", "offset": _d03_chars()},
-          "offset == total_chars is allowed: it returns the empty last page with next_offset null"),
-    "f": ("locate_evidence", {"term": "上限" * 33},
-          "a locate term is 1 to 64 characters"),
-    "g": ("read_evidence", {"doc_id": "d03", "principal": "admin"},
-          "unknown argument names are refused: who the caller is comes from the application, never the model"),
-    "h": ("read_evidence", {"doc_id": "d03", "offset": -1},
-          "offsets start at 0"),
+#: The order the tools check a call in (``evidence_lib._toolkit._refusal``, then ``read_page``): the one refusal a
+#: call that breaks several rules gets is the first rule's.
+CHECK_ORDER = (
+    "a crossed bound (offset below 0, limit outside 1-800, a term or query of the wrong length) names its own code, "
+    "even next to other schema problems",
+    "any other schema problem (a wrong type, an unknown or missing argument) is invalid_arguments",
+    "then the doc_id is looked up in the index (unknown_doc_id)",
+    "then the offset is compared with that document's length (offset_exceeds_document)",
+)
+
+#: label -> (tool, args, also, why): ``also`` are the codes of the other rules the call breaks (or seems to), which
+#: a learner who does not know the order names; ``why`` says which check comes first. The code each call gets is
+#: computed by running it. Notebook 02 shows each rule broken alone; here a call breaks two, or only seems to.
+BAD_CALLS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], str]] = {
+    "a": ("read_evidence", {"doc_id": "../secret", "offset": -1}, ("unknown_doc_id",),
+          "the bounds are checked before the doc_id is looked up: nothing is looked up for an impossible page"),
+    "b": ("read_evidence", {"doc_id": "nope", "offset": 5000}, ("offset_exceeds_document",),
+          "the offset can only exceed a document that exists: the doc_id is looked up first, and there is no such "
+          "document"),
+    "c": ("read_evidence", {"doc_id": "d03", "offset": 5000, "limit": 0}, ("offset_exceeds_document",),
+          "limit 0 is outside 1-800, a bound, and bounds come first; the document's length is checked last"),
+    "d": ("read_evidence", {"doc_id": "nope", "offset": "10"}, ("unknown_doc_id",),
+          "the schema is checked before anything is looked up: the string \"10\" is not an integer"),
+    "e": ("read_evidence", {"doc_id": "d03", "offset": -1, "principal": "admin"}, ("invalid_arguments",),
+          "the unknown argument principal is a schema problem, but a crossed bound (offset -1) names its own code "
+          "even next to other schema problems"),
+    "f": ("read_evidence", {"doc_id": "d03", "offset": 4000, "limit": MAX_PAGE_CHARS},
+          ("offset_exceeds_document", "invalid_page_bounds"),
+          f"offset 4000 is inside d03 ({_d03_chars():,} characters) and limit {MAX_PAGE_CHARS} is allowed; a page "
+          f"that would run past the end is cut to the text ([4000, {_d03_chars()}), next_offset null)"),
+    "g": ("read_evidence", {"doc_id": "d03", "offset": _d03_chars(), "limit": MAX_PAGE_CHARS + 1}, (),
+          f"offset == total_chars alone would be the empty last page, but limit {MAX_PAGE_CHARS + 1} crosses the "
+          "page bound, and bounds are checked before anything else"),
 }
 
 
@@ -365,8 +381,8 @@ def _arg(value: Any) -> str:
 
 
 def describe_call(label: str) -> str:
-    """``(a) read_evidence(doc_id='d03', offset=5000)``; long strings shortened."""
-    name, args, _ = BAD_CALLS[label]
+    """``(a) read_evidence(doc_id='../secret', offset=-1)``; long strings shortened."""
+    name, args, _, _ = BAD_CALLS[label]
     return f"({label}) {name}({', '.join(f'{k}={_arg(v)}' for k, v in args.items())})"
 
 
@@ -378,10 +394,23 @@ def _expected_codes() -> dict[str, str]:
     with temp_index() as index:
         tools = evidence_tools(index)
         out = {}
-        for label, (name, args, _) in BAD_CALLS.items():
+        for label, (name, args, _, _) in BAD_CALLS.items():
             message = run_tool_call(tools, tool_call(name, args, f"call-{label}"))
             out[label] = json.loads(text_of(message))["error"] if message.status == "error" else "ok"
         return out
+
+
+def _diagnosis(label: str, said: str, real: str) -> str:
+    """Why ``said`` is not what ``describe_call(label)`` gets: the learner named a rule checked later, called a
+    refused call fine, refused a fine one, or named a rule the call does not break."""
+    _, _, also, why = BAD_CALLS[label]
+    if real == "ok":
+        return f"you said {said}, but it is not refused: {why}"
+    if said == "ok":
+        return f"you said ok, but it is refused with {real}: {why}"
+    if said in also:
+        return f"it does break the rule of {said} too, but {real} is checked first: {why}"
+    return f"you said {said}, but this call does not break that rule; it is refused with {real}: {why}"
 
 
 def _check_codes(answer: Any) -> Result:
@@ -402,41 +431,40 @@ def _check_codes(answer: Any) -> Result:
     wrong = [k for k in expected if answer[k] != expected[k]]
     if wrong:
         k = wrong[0]
-        said, real = answer[k], expected[k]
-        outcome = "it is not refused" if real == "ok" else f"it is refused with {real}"
-        return incorrect(f"{_count(len(wrong), len(expected))}. {describe_call(k)}: you said {said}, but {outcome}: "
-                         f"{BAD_CALLS[k][2]}")
+        return incorrect(f"{_count(len(wrong), len(expected))}. {describe_call(k)}: "
+                         f"{_diagnosis(k, answer[k], expected[k])}")
     refused = sum(code != "ok" for code in expected.values())
-    return correct(f"all {len(expected)} right: {refused} refusals with {len(set(expected.values()) - {'ok'})} "
-                   "different codes, and one call that only looks wrong. A stable code lets the model (and your "
-                   "tests) react without parsing prose.")
+    return correct(f"all {len(expected)} right: {refused} refusals, each with the code of the first rule the call "
+                   "breaks, and one call that only looks wrong. A fixed order (crossed bounds, the rest of the schema, "
+                   "the index, the document's length) keeps the code stable: the same call always gets the same code, "
+                   "and the model is told the first thing to fix.")
 
 
 q3 = Exercise(
-    "2.3", "Which code refuses each bad call?",
+    "2.3", "Two mistakes in one call: which refusal wins?",
     checker=_check_codes,
-    ask="set codes to a dict from each label (a to h) to the error code the call is refused with, or \"ok\" if "
-        "it is not refused, then run this cell again.",
+    ask="set codes to a dict from each label (a to g) to the one error code the call is refused with, or \"ok\" "
+        "if it is not refused, then run this cell again.",
     hints=(
-        "The tools check in a fixed order: the arguments' names and types, then the page bounds, then the "
-        "index, then the document's length. The first check that fails names the code.",
-        'The codes are the keys of ERROR_CODES: invalid_arguments (a wrong type or an unknown argument name), '
-        'invalid_page_bounds (offset below 0, limit outside 1-800), invalid_term (1 to 64 characters), '
-        'unknown_doc_id, offset_exceeds_document (past the end of this document; offset == total_chars is '
-        'still a page).',
-        "Check yourself by running each call: run_tool_call(tools, tool_call(name, args, 'x')) and read the "
-        '\'error\' field of its content (a success has none: that label is "ok").',
+        "A call gets one refusal, never a list: the first rule it breaks, in the order the tools check. Notebook "
+        "02's Step 4 shows the order inside read_page: page_request (the bounds) runs before index.entry (the "
+        "doc_id), and the page is cut to the document's length last.",
+        "The schema check comes before read_page: a wrong type or an unknown argument is invalid_arguments, "
+        "except that a crossed bound (offset below 0, limit outside 1-800) names its own code, "
+        "invalid_page_bounds, even when the call has other schema problems too.",
+        "In order: " + "; ".join(CHECK_ORDER) + ". A call that breaks none of them gets a page, even one cut "
+        "short at the end. Check yourself by running a call: run_tool_call(tools, tool_call(name, args, 'x')).",
     ),
     stub="""
 codes = {
     "a": ____, "b": ____, "c": ____, "d": ____,
-    "e": ____, "f": ____, "g": ____, "h": ____,
+    "e": ____, "f": ____, "g": ____,
 }
 """,
     solution="""
 codes = {
-    "a": "offset_exceeds_document", "b": "unknown_doc_id", "c": "invalid_page_bounds", "d": "invalid_arguments",
-    "e": "ok", "f": "invalid_term", "g": "invalid_arguments", "h": "invalid_page_bounds",
+    "a": "invalid_page_bounds", "b": "unknown_doc_id", "c": "invalid_page_bounds", "d": "invalid_arguments",
+    "e": "invalid_page_bounds", "f": "ok", "g": "invalid_page_bounds",
 }
 """,
     solution_note="Check yourself by running each call: run_tool_call(tools, tool_call(name, args, 'x')).",

@@ -77,7 +77,7 @@ def test_notebook_ends_with_three_to_five_check_questions_with_hidden_answers(st
     tail = "\n\n".join(cells[max(i for i, text in enumerate(cells) if "## What we saw" in text):])
     assert tail.startswith("## What we saw") and CHECK.search(tail), "'What we saw' comes before the check questions"
     check = tail[CHECK.search(tail).start():]
-    assert "](" in check.rsplit("</details>", 1)[1].strip().splitlines()[-1], "the link onwards comes last"
+    assert "](" in check.rsplit("</details>", 1)[1].strip().split("\n\n")[-1], "the link onwards comes last"
     questions, _, answers = check.partition("<details>")
     assert 3 <= len(re.findall(r"^\d\. ", questions, flags=re.MULTILINE)) <= 5
     assert answers.startswith("<summary>Answers</summary>") and "</details>" in answers

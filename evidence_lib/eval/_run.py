@@ -160,8 +160,11 @@ def summarize(runs: Sequence[Mapping[str, Any]], flow: str, chooser: str = DEFAU
 
 def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, Any]],
              flows: Sequence[str] = FLOWS, progress: Callable[[str, int, int], None] | None = None,
-             chooser: str = DEFAULT_CHOOSER) -> dict[str, Any]:
+             chooser: str = DEFAULT_CHOOSER, max_calls: int = MAX_CALLS) -> dict[str, Any]:
     """Run every flow on every item; the result ``OUT.json`` holds per flow a summary and per question the calls.
+
+    ``max_calls`` is every reading flow's call limit per question (the dump makes one call); notebook 08x's try-it
+    lowers it to see which flows still answer.
 
     ``chooser`` (``oracle`` or ``overlap``, see :mod:`.flows`) picks the document each flow reads among the
     candidates it was shown; the result records it (``"chooser"``, and per flow its ``help``). Per flow that
@@ -189,7 +192,7 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
             for _ in range(deepagents_flow.repeats()):
                 with tempfile.TemporaryDirectory(prefix="evidence-deepagents-") as tmp:
                     repeated[flow].append(deepagents_flow.run_deepagents(
-                        {d.doc_id: d.text for d in docs}, items, Path(tmp), max_calls=MAX_CALLS, flow=flow,
+                        {d.doc_id: d.text for d in docs}, items, Path(tmp), max_calls=max_calls, flow=flow,
                         chooser=chooser))
             per[flow] = repeated[flow][0]
             if progress:
@@ -200,9 +203,9 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
             if flow == "dump_top5":
                 run = dump_flow(retriever, by_id, item)
             elif flow == "no_help":
-                run = no_help_flow(source, corpus, item, chooser=chooser)
+                run = no_help_flow(source, corpus, item, max_calls=max_calls, chooser=chooser)
             else:  # a protocol flow: the tools in the profile of that name
-                run = protocol_flow(source, corpus, item, profile_of(flow), chooser=chooser)
+                run = protocol_flow(source, corpus, item, profile_of(flow), max_calls=max_calls, chooser=chooser)
             runs.append(run.as_dict())
             if flow == "dump_top5":
                 del runs[-1]["picked"]  # nothing is picked: the five texts are dumped

@@ -13,7 +13,10 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,14 +30,17 @@ from ._ids import check_doc_id, check_revision
 from ._locate import LocateOptions, find
 from ._paging import check_int
 
-__all__ = ["MAX_STORED_BYTES", "PREVIEW_CHARS", "EvidenceIndex", "IndexEntry", "IndexProtocol", "Snapshot",
-           "read_stored", "sha256_hex", "text_range"]
+__all__ = ["ENCODED_CACHE_BYTES", "MAX_STORED_BYTES", "PREVIEW_CHARS", "EncodedTexts", "EvidenceIndex", "IndexEntry",
+           "IndexProtocol", "Snapshot", "read_stored", "sha256_hex", "text_range"]
 
 PREVIEW_CHARS = 40
 #: Largest document the index stores (UTF-8 bytes); bigger ones are refused at build time.
 MAX_STORED_BYTES = 64 * 1024 * 1024
 #: A doc_id that is also a safe file stem on disk (a subset of the doc_id grammar, :mod:`evidence_lib._ids`).
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+#: Most memory (UTF-8 bytes plus the text they encode) :class:`EncodedTexts` keeps; least recently used texts go
+#: first. A miss only encodes (or decodes) and hashes the text again.
+ENCODED_CACHE_BYTES = 256 * 1024 * 1024
 
 
 def sha256_hex(data: bytes | str) -> str:
@@ -70,6 +76,75 @@ def read_stored(path: Path, root: Path, size: int = -1, max_bytes: int = MAX_STO
         return data
     finally:
         os.close(fd)
+
+
+class EncodedTexts:
+    """A bounded cache of texts, their UTF-8 bytes and the bytes' sha256, shared by every snapshot and task of a
+    source (issue 31): 40 tasks whose searches rank one 10 MB document reference one bytes object, not 40 copies.
+
+    It also checks in-memory evidence (issue 33): :meth:`verified` hashes and decodes each bytes object once while
+    it is kept. A ``bytes`` object never changes, so the very object whose sha256 was computed still has it; bytes
+    replaced behind an index's back are another object and are hashed again. A locate over 3,000 documents no longer
+    re-hashes and re-decodes all of them on every call. Thread-safe: encoding, decoding and hashing run outside the
+    lock; the first copy stored is the one every caller gets."""
+
+    def __init__(self, max_bytes: int = ENCODED_CACHE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[str, tuple[bytes, str]] = OrderedDict()  # text -> (its bytes, their sha256)
+        self._texts: dict[int, str] = {}  # id() of a kept bytes object -> its text (the key of ``_items``)
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> tuple[bytes, str]:
+        """``(text's UTF-8 bytes, their sha256 in hex)``; ``UnicodeEncodeError`` for a lone surrogate."""
+        with self._lock:
+            hit = self._items.get(text)
+            if hit is not None:
+                self._items.move_to_end(text)
+                return hit
+        raw = text.encode("utf-8")
+        made = (raw, sha256_hex(raw))
+        with self._lock:
+            return self._keep(text, made)
+
+    def verified(self, raw: bytes, sha256: str) -> str | None:
+        """The text ``raw`` encodes if ``raw``'s sha256 is ``sha256``, else ``None``: hashed and decoded once per
+        bytes object while it is kept (a text :meth:`get` encoded counts as checked: its bytes are that object)."""
+        with self._lock:
+            text = self._texts.get(id(raw))
+            hit = None if text is None else self._items.get(text)
+            if hit is not None and hit[0] is raw:  # this very object was hashed: its content is what was hashed
+                self._items.move_to_end(text)
+                return text if hit[1] == sha256 else None
+        digest = sha256_hex(raw)
+        if digest != sha256:
+            return None  # never decoded: changed bytes may not even be UTF-8
+        text = raw.decode("utf-8")
+        with self._lock:
+            self._keep(text, (raw, digest))
+        return text
+
+    def _keep(self, text: str, made: tuple[bytes, str]) -> tuple[bytes, str]:
+        """Store ``text -> made`` unless it is there (then share that copy), evicting the least recently used; under
+        the lock."""
+        hit = self._items.get(text)
+        if hit is not None:  # another thread (or another copy of the text) stored it meanwhile: share that copy
+            return hit
+        cost = len(made[0]) + sys.getsizeof(text)
+        if cost <= self.max_bytes:
+            self._items[text] = made
+            self._texts[id(made[0])] = text
+            self._size += cost
+            while self._size > self.max_bytes:
+                old, (old_raw, _) = self._items.popitem(last=False)
+                if self._texts.get(id(old_raw)) is old:
+                    del self._texts[id(old_raw)]
+                self._size -= len(old_raw) + sys.getsizeof(old)
+        return made
+
+    def __len__(self) -> int:
+        """How many texts are kept."""
+        return len(self._items)
 
 
 @dataclass(frozen=True)
@@ -152,9 +227,11 @@ class EvidenceIndex:
     one query's snapshot of a retriever's documents). Hand it to :func:`evidence_tools`."""
 
     def __init__(self, root: Path | None, entries: Iterable[IndexEntry],
-                 blobs: dict[str, bytes] | None = None) -> None:
+                 blobs: dict[str, bytes] | None = None, encoded: EncodedTexts | None = None) -> None:
         self.root = Path(root) if root is not None else None
         self._blobs = blobs  # in memory: doc_id -> the exact bytes that were hashed
+        #: in memory: checks each bytes object once (:meth:`EncodedTexts.verified`); a source shares its own
+        self._encoded = (encoded if encoded is not None else EncodedTexts()) if blobs is not None else None
         self._entries: dict[str, IndexEntry] = {}
         for e in entries:
             if e.doc_id in self._entries:
@@ -195,19 +272,19 @@ class EvidenceIndex:
     def in_memory(cls, documents: Iterable[Document]) -> EvidenceIndex:
         """Keep every document's bytes in memory (no files): a snapshot for one query. Notebook 08. A malformed
         doc_id is ``EvidenceError("invalid_arguments")``, as in the stores (an ``EvidenceError`` is a ``ValueError``)."""
-        entries, blobs = [], {}
+        entries, blobs, encoded = [], {}, EncodedTexts()
         for doc in documents:
             check_doc_id(doc.doc_id)
             check_revision(doc.revision)  # an empty one could never be cited
-            raw = doc.text.encode("utf-8")
+            raw, digest = encoded.get(doc.text)  # kept checked: reads serve this text without hashing it again
             if len(raw) > MAX_STORED_BYTES:
                 raise ValueError(f"document {doc.doc_id!r} is larger than {MAX_STORED_BYTES:,} bytes")
             if doc.doc_id in blobs:
                 raise ValueError(f"duplicate doc_id {doc.doc_id!r}")
             blobs[doc.doc_id] = raw
-            entries.append(IndexEntry(doc.doc_id, doc.title, doc.revision, len(doc.text), sha256_hex(raw),
+            entries.append(IndexEntry(doc.doc_id, doc.title, doc.revision, len(doc.text), digest,
                                       doc.text[:PREVIEW_CHARS], doc.access, bytes=len(raw)))
-        return cls(None, entries, blobs)
+        return cls(None, entries, blobs, encoded)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -242,17 +319,34 @@ class EvidenceIndex:
         inside :meth:`serving`)."""
         return self._verified(self.entry(doc_id, principal, "read"))
 
-    def _verified(self, e: IndexEntry) -> Snapshot:
-        """``e``'s text, read and checked (once per call inside :meth:`serving`); ``e`` was looked up already."""
+    def _verified(self, e: IndexEntry, memo: dict[str, Snapshot] | None = None) -> Snapshot:
+        """``e``'s text, read and checked (once per call inside :meth:`serving`); ``e`` was looked up already.
+        ``memo``: the call's, looked up by the caller (:meth:`_reader`)."""
+        if memo is None:
+            memo = self._memo()
+            if memo is None:
+                return self._read_verified(e)
+        got = memo.get(e.doc_id)
+        if got is None:
+            got = memo[e.doc_id] = self._read_verified(e)
+        return got
+
+    def _memo(self) -> dict[str, Snapshot] | None:
+        """What the current tool call keeps of this index (doc_id -> verified text), or ``None`` outside one."""
         call = calls.current()
-        if call is None:
-            return self._read_verified(e)
-        memo = call.kept.setdefault(self, {})
-        if e.doc_id not in memo:
-            memo[e.doc_id] = self._read_verified(e)
-        return memo[e.doc_id]
+        return None if call is None else call.kept.setdefault(self, {})
+
+    def _reader(self, principal: Principal | None = None) -> Callable[[str], str]:
+        """``doc_id -> `` its verified text, for one scan over many documents (:meth:`find`): the tool call's scope
+        is looked up once, not per document; the access check still runs per document."""
+        memo = self._memo()
+        if memo is None:
+            return lambda doc_id: self._read_verified(self.entry(doc_id, principal, "read")).text
+        return lambda doc_id: self._verified(self.entry(doc_id, principal, "read"), memo).text
 
     def _read_verified(self, e: IndexEntry) -> Snapshot:
+        """``e``'s bytes checked against its sha256 and decoded: a stored file on every read (it may be edited), bytes
+        in memory once per bytes object (:meth:`EncodedTexts.verified`)."""
         try:
             if self._blobs is not None:
                 raw = self._blobs[e.doc_id]
@@ -262,24 +356,29 @@ class EvidenceIndex:
                 raise KeyError(e.doc_id)
         except (OSError, KeyError):
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision) from None
-        if sha256_hex(raw) != e.sha256:
+        if self._encoded is not None:
+            text = self._encoded.verified(raw, e.sha256)
+        else:
+            text = raw.decode("utf-8") if sha256_hex(raw) == e.sha256 else None
+        if text is None:
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision)
-        return Snapshot(e, raw.decode("utf-8"))
+        return Snapshot(e, text)
 
     def text(self, doc_id: str, principal: Principal | None = None, start: int = 0, end: int | None = None) -> str:
-        """A verified range of one document (the whole stored file is read and re-hashed)."""
+        """A verified range of one document (a stored file is read and re-hashed whole; bytes in memory are checked
+        once, :meth:`_read_verified`)."""
         e = self.entry(doc_id, principal, "read")
         start, end = text_range(e, start, end)
         return self._verified(e).text[start:end]  # looked up once: the access check above is this read's
 
     def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
              first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
-        """Where ``term`` occurs in ``doc_ids`` (in that order): the scan, reading and re-hashing each document.
+        """Where ``term`` occurs in ``doc_ids`` (in that order): the scan, reading and verifying each document.
 
         The hook ``locate_evidence`` uses; an indexed store overrides it and must return the same hits.
         """
-        texts = ((d, self.snapshot(d, principal).text) for d in doc_ids)
-        return find(texts, term, options or LocateOptions(), first_only)
+        read = self._reader(principal)
+        return find(((d, read(d)) for d in doc_ids), term, options or LocateOptions(), first_only)
 
     # Operator-side helpers: never exposed as tools.
     def set_access(self, doc_id: str, access: Access | None) -> None:

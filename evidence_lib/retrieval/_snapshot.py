@@ -22,10 +22,9 @@ import hashlib
 import hmac
 import inspect
 import secrets
-import sys
 import threading
 import warnings
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -40,15 +39,14 @@ from .. import _calls as calls
 from .._access import NOBODY, Access, Action, Principal, allowed, parse_access
 from .._documents import Document
 from .._ids import escape_doc_id
-from .._index import PREVIEW_CHARS, EvidenceIndex, IndexEntry, Snapshot, sha256_hex, text_range
+from .._index import PREVIEW_CHARS, EncodedTexts, EvidenceIndex, IndexEntry, Snapshot, sha256_hex, text_range
 from .._locate import LocateOptions, find
 from .._toolkit import clean_text
 from ._bm25 import BM25Retriever, FixedFilter
 from ._corpora import first_line
 
-__all__ = ["DEFAULT_HISTORY_LIMIT", "ENCODED_CACHE_BYTES", "MAX_FETCH", "WHOLE_CACHE", "AccessMetadataWarning",
-           "DocIds", "EncodedTexts", "Reach", "RetrieverSnapshot", "RetrieverSource", "default_access",
-           "keyed_digest", "to_evidence_document"]
+__all__ = ["DEFAULT_HISTORY_LIMIT", "MAX_FETCH", "WHOLE_CACHE", "AccessMetadataWarning", "DocIds", "Reach",
+           "RetrieverSnapshot", "RetrieverSource", "default_access", "keyed_digest", "to_evidence_document"]
 
 #: A top-k retriever that cannot filter before ranking is asked again with twice the k until k visible documents,
 #: until it returns fewer than asked (exhausted), or until it was asked for MAX_FETCH (a k at or above MAX_FETCH is
@@ -63,45 +61,6 @@ DEFAULT_HISTORY_LIMIT = 16
 #: Whole-corpus indexes (:meth:`RetrieverSource.whole`) kept, for the most recent principals: a miss only rebuilds
 #: one, so the bound trades memory for time and never changes what is shown.
 WHOLE_CACHE = 4
-#: Most memory (UTF-8 bytes plus the text they encode) :class:`EncodedTexts` keeps for a source; least recently used
-#: texts go first. A miss only encodes and hashes the text again.
-ENCODED_CACHE_BYTES = 256 * 1024 * 1024
-
-
-class EncodedTexts:
-    """A bounded cache of each text's UTF-8 bytes and their sha256, shared by every snapshot and task of a source
-    (issue 31): 40 tasks whose searches rank one 10 MB document reference one bytes object, not 40 copies.
-    Thread-safe: encoding and hashing run outside the lock; the first copy stored is the one every caller gets."""
-
-    def __init__(self, max_bytes: int = ENCODED_CACHE_BYTES) -> None:
-        self.max_bytes = max_bytes
-        self._items: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
-        self._size = 0
-        self._lock = threading.Lock()
-
-    def get(self, text: str) -> tuple[bytes, str]:
-        """``(text's UTF-8 bytes, their sha256 in hex)``; ``UnicodeEncodeError`` for a lone surrogate."""
-        with self._lock:
-            hit = self._items.get(text)
-            if hit is not None:
-                self._items.move_to_end(text)
-                return hit
-        raw = text.encode("utf-8")
-        made = (raw, sha256_hex(raw))
-        cost = len(raw) + sys.getsizeof(text)
-        with self._lock:
-            hit = self._items.get(text)
-            if hit is not None:  # another thread stored it meanwhile: share that copy
-                return hit
-            if cost <= self.max_bytes:
-                self._items[text] = made
-                self._size += cost
-                while self._size > self.max_bytes:
-                    old, (old_raw, _) = self._items.popitem(last=False)
-                    self._size -= len(old_raw) + sys.getsizeof(old)
-        return made
-
-
 class AccessMetadataWarning(UserWarning):
     """A document's ``metadata["access"]`` has none of the accepted shapes: the document is hidden from everyone."""
 
@@ -258,8 +217,9 @@ class RetrieverSnapshot(EvidenceIndex):
     """
 
     def __init__(self, entries: Iterable[IndexEntry], blobs: dict[str, bytes], *, query: str,
-                 requested: int | None = None, prefiltered: bool = False, unsure: bool = False) -> None:
-        super().__init__(None, entries, blobs)
+                 requested: int | None = None, prefiltered: bool = False, unsure: bool = False,
+                 encoded: EncodedTexts | None = None) -> None:
+        super().__init__(None, entries, blobs, encoded)
         self.query = query
         self.requested = requested
         self.unfilled = None if requested is None else max(0, requested - len(self))
@@ -314,7 +274,8 @@ class Reach:
 
     def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
              first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
-        texts = ((d, self.snapshot(d, principal).text) for d in doc_ids)  # in the order asked
+        last, whole = self.last._reader(principal), self.whole._reader(principal)
+        texts = ((d, last(d) if d in self._mine else whole(d)) for d in doc_ids)  # in the order asked
         return find(texts, term, options or LocateOptions(), first_only)
 
 
@@ -361,8 +322,9 @@ class RetrieverSource:
     ``collections.deque``, newest last, so a long-lived source does not grow. ``fingerprint_key`` keys the
     computed doc_id and revision of documents a principal may discover but not read (default: 32 random bytes
     per source; pass your own to keep those ids stable across processes, and keep it secret). ``encoded`` holds each
-    document's UTF-8 bytes and sha256 once for every snapshot, task and principal (:class:`EncodedTexts`; sources
-    rebuilt over mostly the same documents may share one).
+    document's UTF-8 bytes and sha256 once for every snapshot, task and principal, and every read checks those bytes
+    against the entry's sha256 once, not on every call (:class:`~evidence_lib._index.EncodedTexts`; sources rebuilt
+    over mostly the same documents may share one).
     """
 
     retriever: BaseRetriever
@@ -460,7 +422,7 @@ class RetrieverSource:
         docs, requested = self._fetch(query, principal)
         entries, blobs = self._entries(docs, principal, ids or DocIds(), within=self._whole_ids(principal))
         index = RetrieverSnapshot(entries, blobs, query=query, requested=requested, prefiltered=self.prefiltered(),
-                                  unsure=self.unsure())
+                                  unsure=self.unsure(), encoded=self.encoded)
         self.history.append((query, index))
         return index
 
@@ -492,7 +454,8 @@ class RetrieverSource:
                 while len(self._wholes) >= WHOLE_CACHE:
                     del self._wholes[next(iter(self._wholes))]  # the oldest principal's
                 ids = DocIds()
-                built = self._wholes[principal] = (EvidenceIndex(None, *self._entries(shown, principal, ids)), ids)
+                built = self._wholes[principal] = (EvidenceIndex(None, *self._entries(shown, principal, ids),
+                                                                 self.encoded), ids)
             return built
 
     def _entries(self, docs: Iterable[LCDocument], principal: Principal | None, ids: DocIds,

@@ -128,3 +128,56 @@ def test_every_snapshot_and_the_whole_index_of_a_source_share_its_checked_texts(
 def test_tokenize_finds_the_same_words_as_the_word_pattern_on_any_text(text):
     words = [t for t in tokenize(text) if t.isascii()]
     assert words == _WORD.findall(text.lower())
+
+
+# -- a whole-corpus scan searches only the documents that may hold the term (WholeIndex) ---------------------------
+
+from evidence_lib._locate import LocateOptions, find  # noqa: E402
+from evidence_lib.retrieval._snapshot import WholeIndex  # noqa: E402
+
+WRAP_TEXTS = ["The GPIO line is\ndriven low.", "a gpio_pin and gpio2", "inter-\n   rupt handler, no literal match",
+              "interrupt here", "Ünïcode cafe\u0301 – em dash", "RST title\n-----\nBody text", "批处\n  理 上限",
+              "comm-\nand-\n line", "K\u212a kelvin", "", "x"]
+
+
+def _whole(texts):
+    docs = [LCDocument(page_content=t, metadata={"doc_id": f"d{i}"}) for i, t in enumerate(texts)]
+    source = RetrieverSource(BM25Retriever(documents=docs, k=3))
+    whole = source.whole(None)
+    assert isinstance(whole, WholeIndex)
+    return whole
+
+
+_OPTIONS = [LocateOptions(), LocateOptions(wrapped=True), LocateOptions(normalization="NFC"),
+            LocateOptions(wrapped=True, normalization="NFC")]
+
+
+@pytest.mark.parametrize("opts", _OPTIONS)
+@pytest.mark.parametrize("first_only", [False, True])
+@pytest.mark.parametrize("term", ["GPIO", "gpio", "interrupt", "rupt", "inter", "command", "and", "line", "2",
+                                  "_pin", "批处理", "title\n-", "cafe", "k", "K", "zzz", "e"])
+def test_a_whole_index_scan_finds_exactly_what_searching_every_document_finds(term, opts, first_only):
+    whole = _whole(WRAP_TEXTS)
+    ids = [e.doc_id for e in whole]
+    expected = list(find(((f"d{i}", t) for i, t in enumerate(WRAP_TEXTS)), term, opts, first_only))
+    assert list(whole.find(term, ids, first_only=first_only, options=opts)) == expected
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from("ab AB-\u2010\n\t_1é"), max_size=30), min_size=1, max_size=6),
+       st.text(alphabet=st.sampled_from("abAB_1-é"), min_size=1, max_size=4), st.sampled_from(_OPTIONS))
+def test_a_whole_index_scan_equals_the_full_scan_on_any_texts(texts, term, opts):
+    whole = _whole(texts)
+    ids = [e.doc_id for e in whole]
+    expected = list(find(((f"d{i}", t) for i, t in enumerate(texts)), term, opts))
+    assert list(whole.find(term, ids, options=opts)) == expected
+
+
+def test_a_whole_index_scan_skips_documents_without_the_word_but_still_checks_them():
+    whole = _whole(WRAP_TEXTS)
+    may = whole.may_hold("interrupt", LocateOptions())
+    assert may is not None and [d for d in (e.doc_id for e in whole) if may(d)] == ["d3"]
+    wrapped = whole.may_hold("interrupt", LocateOptions(wrapped=True))
+    assert {d for d in (e.doc_id for e in whole) if wrapped(d)} == {"d2", "d3", "d7"}  # and the hyphen-wrapped
+    whole._blobs["d0"] = b"tampered interrupt"  # a document the term cannot be in is still read and checked
+    with pytest.raises(EvidenceError):
+        list(whole.find("interrupt", [e.doc_id for e in whole]))

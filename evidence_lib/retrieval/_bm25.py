@@ -32,7 +32,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from .._text import CJK_RANGES, CJK_WORD_RUN
 from ._postings import U32, Postings
 
-__all__ = ["B", "K1", "RANKINGS_KEPT", "BM25Retriever", "FixedFilter", "recall_at_k", "tokenize"]
+__all__ = ["B", "CONTAINING_LIMIT", "K1", "RANKINGS_KEPT", "BM25Retriever", "FixedFilter", "recall_at_k", "tokenize"]
 
 _WORD = re.compile(r"[a-z0-9_]+")
 #: Bytes: every one but ``[a-z0-9_]`` becomes a space, so that splitting the ASCII of a lowered text (each other code
@@ -46,6 +46,8 @@ K1, B = 1.5, 0.75
 RANKINGS_KEPT, RANKED_DOCS_KEPT = 256, 4_000_000
 #: Visible sets whose BM25 statistics (document count, average length) a retriever keeps.
 VIEWS_KEPT = 16
+#: :meth:`BM25Retriever._containing` gives up when the matching tokens hold more postings than this per document.
+CONTAINING_LIMIT = 4
 
 
 def tokenize(text: str) -> list[str]:
@@ -214,10 +216,21 @@ class BM25Retriever(BaseRetriever):
         return cls(documents=[LCDocument(page_content=t, metadata={"doc_id": d, **metadata})
                               for d, t in texts.items()], k=k)
 
-    def _ranking(self, query: str, allowed: Callable[[LCDocument], bool] | None) -> Ranking:
+    def _own(self) -> _Shared:
         shared = self._shared
         if shared.documents is not self.documents:  # a copy given other documents builds its own index
             shared = self._shared = _Shared(self.documents)
+        return shared
+
+    def _containing(self, piece: str) -> set[int] | None:
+        """Which ``documents`` (their numbers) hold a token containing ``piece`` (lower-case ASCII word characters), or
+        ``None`` when those tokens' postings number more than :data:`CONTAINING_LIMIT` per document (then scanning is
+        no dearer). A document holding ``piece``'s word characters in any case is among them: locate reads only those
+        (issue 33)."""
+        return self._own().index().containing(piece, CONTAINING_LIMIT * len(self.documents))
+
+    def _ranking(self, query: str, allowed: Callable[[LCDocument], bool] | None) -> Ranking:
+        shared = self._own()
         terms = tuple(dict.fromkeys(tokenize(query)))
         return shared.ranking(shared.mask(allowed or self.allowed), terms)
 

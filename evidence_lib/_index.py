@@ -365,8 +365,8 @@ class EvidenceIndex:
         return Snapshot(e, text)
 
     def text(self, doc_id: str, principal: Principal | None = None, start: int = 0, end: int | None = None) -> str:
-        """A verified range of one document (a stored file is read and re-hashed whole; bytes in memory are checked
-        once, :meth:`_read_verified`)."""
+        """A verified range of one document (a stored file is read and re-hashed whole; bytes held in memory are
+        hashed once per bytes object)."""
         e = self.entry(doc_id, principal, "read")
         start, end = text_range(e, start, end)
         return self._verified(e).text[start:end]  # looked up once: the access check above is this read's

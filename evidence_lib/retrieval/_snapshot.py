@@ -385,9 +385,9 @@ class RetrieverSource:
     ``collections.deque``, newest last, so a long-lived source does not grow. ``fingerprint_key`` keys the
     computed doc_id and revision of documents a principal may discover but not read (default: 32 random bytes
     per source; pass your own to keep those ids stable across processes, and keep it secret). ``encoded`` holds each
-    document's UTF-8 bytes and sha256 once for every snapshot, task and principal, and every read checks those bytes
-    against the entry's sha256 once, not on every call (:class:`~evidence_lib._index.EncodedTexts`; sources rebuilt
-    over mostly the same documents may share one).
+    document's UTF-8 bytes and sha256 once for every snapshot, task and principal, and reads check those bytes against
+    the entry's sha256 once per bytes object, not on every call (:class:`~evidence_lib._index.EncodedTexts`; sources
+    rebuilt over mostly the same documents may share one).
     """
 
     retriever: BaseRetriever

@@ -13,10 +13,7 @@ import hashlib
 import os
 import re
 import stat
-import sys
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,17 +27,16 @@ from ._ids import check_doc_id, check_revision
 from ._locate import LocateOptions, find
 from ._paging import check_int
 
-__all__ = ["ENCODED_CACHE_BYTES", "MAX_STORED_BYTES", "PREVIEW_CHARS", "EncodedTexts", "EvidenceIndex", "IndexEntry",
-           "IndexProtocol", "Snapshot", "read_stored", "sha256_hex", "text_range"]
+__all__ = ["MAX_STORED_BYTES", "PREVIEW_CHARS", "Decoded", "EvidenceIndex", "IndexEntry", "IndexProtocol", "Snapshot",
+           "read_stored", "sha256_hex", "text_range"]
 
 PREVIEW_CHARS = 40
 #: Largest document the index stores (UTF-8 bytes); bigger ones are refused at build time.
 MAX_STORED_BYTES = 64 * 1024 * 1024
 #: A doc_id that is also a safe file stem on disk (a subset of the doc_id grammar, :mod:`evidence_lib._ids`).
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-#: Most memory (UTF-8 bytes plus the text they encode) :class:`EncodedTexts` keeps; least recently used texts go
-#: first. A miss only encodes (or decodes) and hashes the text again.
-ENCODED_CACHE_BYTES = 256 * 1024 * 1024
+#: What an in-memory index's builder made of one document: its bytes object, the text they encode, their sha256.
+Decoded = tuple[bytes, str, str]
 
 
 def sha256_hex(data: bytes | str) -> str:
@@ -76,75 +72,6 @@ def read_stored(path: Path, root: Path, size: int = -1, max_bytes: int = MAX_STO
         return data
     finally:
         os.close(fd)
-
-
-class EncodedTexts:
-    """A bounded cache of texts, their UTF-8 bytes and the bytes' sha256, shared by every snapshot and task of a
-    source (issue 31): 40 tasks whose searches rank one 10 MB document reference one bytes object, not 40 copies.
-
-    It also checks in-memory evidence (issue 33): :meth:`verified` hashes and decodes each bytes object once while
-    it is kept. A ``bytes`` object never changes, so the very object whose sha256 was computed still has it; bytes
-    replaced behind an index's back are another object and are hashed again. A locate over 3,000 documents no longer
-    re-hashes and re-decodes all of them on every call. Thread-safe: encoding, decoding and hashing run outside the
-    lock; the first copy stored is the one every caller gets."""
-
-    def __init__(self, max_bytes: int = ENCODED_CACHE_BYTES) -> None:
-        self.max_bytes = max_bytes
-        self._items: OrderedDict[str, tuple[bytes, str]] = OrderedDict()  # text -> (its bytes, their sha256)
-        self._texts: dict[int, str] = {}  # id() of a kept bytes object -> its text (the key of ``_items``)
-        self._size = 0
-        self._lock = threading.Lock()
-
-    def get(self, text: str) -> tuple[bytes, str]:
-        """``(text's UTF-8 bytes, their sha256 in hex)``; ``UnicodeEncodeError`` for a lone surrogate."""
-        with self._lock:
-            hit = self._items.get(text)
-            if hit is not None:
-                self._items.move_to_end(text)
-                return hit
-        raw = text.encode("utf-8")
-        made = (raw, sha256_hex(raw))
-        with self._lock:
-            return self._keep(text, made)
-
-    def verified(self, raw: bytes, sha256: str) -> str | None:
-        """The text ``raw`` encodes if ``raw``'s sha256 is ``sha256``, else ``None``: hashed and decoded once per
-        bytes object while it is kept (a text :meth:`get` encoded counts as checked: its bytes are that object)."""
-        with self._lock:
-            text = self._texts.get(id(raw))
-            hit = None if text is None else self._items.get(text)
-            if hit is not None and hit[0] is raw:  # this very object was hashed: its content is what was hashed
-                self._items.move_to_end(text)
-                return text if hit[1] == sha256 else None
-        digest = sha256_hex(raw)
-        if digest != sha256:
-            return None  # never decoded: changed bytes may not even be UTF-8
-        text = raw.decode("utf-8")
-        with self._lock:
-            self._keep(text, (raw, digest))
-        return text
-
-    def _keep(self, text: str, made: tuple[bytes, str]) -> tuple[bytes, str]:
-        """Store ``text -> made`` unless it is there (then share that copy), evicting the least recently used; under
-        the lock."""
-        hit = self._items.get(text)
-        if hit is not None:  # another thread (or another copy of the text) stored it meanwhile: share that copy
-            return hit
-        cost = len(made[0]) + sys.getsizeof(text)
-        if cost <= self.max_bytes:
-            self._items[text] = made
-            self._texts[id(made[0])] = text
-            self._size += cost
-            while self._size > self.max_bytes:
-                old, (old_raw, _) = self._items.popitem(last=False)
-                if self._texts.get(id(old_raw)) is old:
-                    del self._texts[id(old_raw)]
-                self._size -= len(old_raw) + sys.getsizeof(old)
-        return made
-
-    def __len__(self) -> int:
-        """How many texts are kept."""
-        return len(self._items)
 
 
 @dataclass(frozen=True)
@@ -227,11 +154,11 @@ class EvidenceIndex:
     one query's snapshot of a retriever's documents). Hand it to :func:`evidence_tools`."""
 
     def __init__(self, root: Path | None, entries: Iterable[IndexEntry],
-                 blobs: dict[str, bytes] | None = None, encoded: EncodedTexts | None = None) -> None:
+                 blobs: dict[str, bytes] | None = None, decoded: Mapping[str, Decoded] | None = None) -> None:
         self.root = Path(root) if root is not None else None
         self._blobs = blobs  # in memory: doc_id -> the exact bytes that were hashed
-        #: in memory: checks each bytes object once (:meth:`EncodedTexts.verified`); a source shares its own
-        self._encoded = (encoded if encoded is not None else EncodedTexts()) if blobs is not None else None
+        #: in memory: doc_id -> what the builder hashed and decoded (:meth:`_read_verified`); never changed after
+        self._decoded: Mapping[str, Decoded] = decoded or {}
         self._entries: dict[str, IndexEntry] = {}
         for e in entries:
             if e.doc_id in self._entries:
@@ -272,19 +199,21 @@ class EvidenceIndex:
     def in_memory(cls, documents: Iterable[Document]) -> EvidenceIndex:
         """Keep every document's bytes in memory (no files): a snapshot for one query. Notebook 08. A malformed
         doc_id is ``EvidenceError("invalid_arguments")``, as in the stores (an ``EvidenceError`` is a ``ValueError``)."""
-        entries, blobs, encoded = [], {}, EncodedTexts()
+        entries, blobs, decoded = [], {}, {}
         for doc in documents:
             check_doc_id(doc.doc_id)
             check_revision(doc.revision)  # an empty one could never be cited
-            raw, digest = encoded.get(doc.text)  # kept checked: reads serve this text without hashing it again
+            raw = doc.text.encode("utf-8")
+            digest = sha256_hex(raw)
             if len(raw) > MAX_STORED_BYTES:
                 raise ValueError(f"document {doc.doc_id!r} is larger than {MAX_STORED_BYTES:,} bytes")
             if doc.doc_id in blobs:
                 raise ValueError(f"duplicate doc_id {doc.doc_id!r}")
             blobs[doc.doc_id] = raw
+            decoded[doc.doc_id] = (raw, doc.text, digest)  # reads serve this text without hashing it again
             entries.append(IndexEntry(doc.doc_id, doc.title, doc.revision, len(doc.text), digest,
                                       doc.text[:PREVIEW_CHARS], doc.access, bytes=len(raw)))
-        return cls(None, entries, blobs, encoded)
+        return cls(None, entries, blobs, decoded)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -345,8 +274,10 @@ class EvidenceIndex:
         return lambda doc_id: self._verified(self.entry(doc_id, principal, "read"), memo).text
 
     def _read_verified(self, e: IndexEntry) -> Snapshot:
-        """``e``'s bytes checked against its sha256 and decoded: a stored file on every read (it may be edited), bytes
-        in memory once per bytes object (:meth:`EncodedTexts.verified`)."""
+        """``e``'s bytes checked against its sha256 and decoded: a stored file on every read (it may be edited). Bytes in
+        memory that are still the very object the builder hashed (``decoded``) hold what was hashed (a ``bytes`` never
+        changes): they are served as the builder's text, checked by the sha256 computed then (issue 33: a locate over
+        3,000 documents re-hashed and re-decoded every one on every call). Bytes replaced since are hashed again."""
         try:
             if self._blobs is not None:
                 raw = self._blobs[e.doc_id]
@@ -356,17 +287,18 @@ class EvidenceIndex:
                 raise KeyError(e.doc_id)
         except (OSError, KeyError):
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision) from None
-        if self._encoded is not None:
-            text = self._encoded.verified(raw, e.sha256)
+        known = self._decoded.get(e.doc_id)
+        if known is not None and known[0] is raw:
+            text = known[1] if known[2] == e.sha256 else None
         else:
-            text = raw.decode("utf-8") if sha256_hex(raw) == e.sha256 else None
+            text = raw.decode("utf-8") if sha256_hex(raw) == e.sha256 else None  # never decoded unless it matches
         if text is None:
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision)
         return Snapshot(e, text)
 
     def text(self, doc_id: str, principal: Principal | None = None, start: int = 0, end: int | None = None) -> str:
-        """A verified range of one document (a stored file is read and re-hashed whole; bytes held in memory are
-        hashed once per bytes object)."""
+        """A verified range of one document (a stored file is read and re-hashed whole; bytes held in memory were
+        hashed when the index was built)."""
         e = self.entry(doc_id, principal, "read")
         start, end = text_range(e, start, end)
         return self._verified(e).text[start:end]  # looked up once: the access check above is this read's

@@ -17,7 +17,7 @@ from evidence_lib._tools import evidence_tools
 from evidence_lib.retrieval import BM25Retriever, RetrieverSource
 from evidence_lib.retrieval import _folder as folder_module
 from evidence_lib.retrieval._folder import FolderSource
-from evidence_lib._index import EncodedTexts
+from evidence_lib.retrieval._snapshot import EncodedTexts
 
 ALICE, BOB = Principal("acme", "alice"), Principal("acme", "bob")
 

@@ -29,11 +29,11 @@ from langchain_core.documents import Document as LCDocument
 
 from .._access import Access, Principal
 from .._documents import Document
-from .._index import EncodedTexts, EvidenceIndex, sha256_hex
+from .._index import EvidenceIndex, sha256_hex
 from .._lines import token
 from ._bm25 import BM25Retriever
 from ._corpora import file_document, first_line, folder_files
-from ._snapshot import DocIds, RetrieverSnapshot, RetrieverSource
+from ._snapshot import DocIds, EncodedTexts, RetrieverSnapshot, RetrieverSource
 
 __all__ = ["RETRIEVER_K", "FolderSource", "bm25_source"]
 

@@ -23,10 +23,11 @@ import hmac
 import inspect
 import re
 import secrets
+import sys
 import threading
 import warnings
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -40,15 +41,15 @@ from .. import _calls as calls
 from .._access import NOBODY, Access, Action, Principal, allowed, parse_access
 from .._documents import Document
 from .._ids import escape_doc_id
-from .._index import PREVIEW_CHARS, EncodedTexts, EvidenceIndex, IndexEntry, Snapshot, sha256_hex, text_range
+from .._index import PREVIEW_CHARS, Decoded, EvidenceIndex, IndexEntry, Snapshot, sha256_hex, text_range
 from .._locate import LocateOptions, find, wrapped_pattern
 from .._toolkit import clean_text
 from ._bm25 import BM25Retriever, FixedFilter
 from ._corpora import first_line
 
-__all__ = ["DEFAULT_HISTORY_LIMIT", "MAX_FETCH", "WHOLE_CACHE", "AccessMetadataWarning", "DocIds", "Reach",
-           "RetrieverSnapshot", "RetrieverSource", "WholeIndex", "default_access", "keyed_digest",
-           "to_evidence_document"]
+__all__ = ["DEFAULT_HISTORY_LIMIT", "ENCODED_CACHE_BYTES", "MAX_FETCH", "WHOLE_CACHE", "AccessMetadataWarning",
+           "DocIds", "EncodedTexts", "Reach", "RetrieverSnapshot", "RetrieverSource", "WholeIndex", "default_access",
+           "keyed_digest", "to_evidence_document"]
 
 #: A term :class:`WholeIndex` looks up among BM25's tokens: ASCII word characters, as the tokenizer's words.
 _WORD_TERM = re.compile(r"[A-Za-z0-9_]+")
@@ -70,6 +71,45 @@ DEFAULT_HISTORY_LIMIT = 16
 #: Whole-corpus indexes (:meth:`RetrieverSource.whole`) kept, for the most recent principals: a miss only rebuilds
 #: one, so the bound trades memory for time and never changes what is shown.
 WHOLE_CACHE = 4
+#: Most memory (UTF-8 bytes plus the text they encode) :class:`EncodedTexts` keeps for a source; least recently used
+#: texts go first. A miss only encodes and hashes the text again.
+ENCODED_CACHE_BYTES = 256 * 1024 * 1024
+
+
+class EncodedTexts:
+    """A bounded cache of each text's UTF-8 bytes and their sha256, shared by every snapshot and task of a source
+    (issue 31): 40 tasks whose searches rank one 10 MB document reference one bytes object, not 40 copies.
+    Thread-safe: encoding and hashing run outside the lock; the first copy stored is the one every caller gets."""
+
+    def __init__(self, max_bytes: int = ENCODED_CACHE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> tuple[bytes, str]:
+        """``(text's UTF-8 bytes, their sha256 in hex)``; ``UnicodeEncodeError`` for a lone surrogate."""
+        with self._lock:
+            hit = self._items.get(text)
+            if hit is not None:
+                self._items.move_to_end(text)
+                return hit
+        raw = text.encode("utf-8")
+        made = (raw, sha256_hex(raw))
+        cost = len(raw) + sys.getsizeof(text)
+        with self._lock:
+            hit = self._items.get(text)
+            if hit is not None:  # another thread stored it meanwhile: share that copy
+                return hit
+            if cost <= self.max_bytes:
+                self._items[text] = made
+                self._size += cost
+                while self._size > self.max_bytes:
+                    old, (old_raw, _) = self._items.popitem(last=False)
+                    self._size -= len(old_raw) + sys.getsizeof(old)
+        return made
+
+
 class AccessMetadataWarning(UserWarning):
     """A document's ``metadata["access"]`` has none of the accepted shapes: the document is hidden from everyone."""
 
@@ -227,8 +267,8 @@ class RetrieverSnapshot(EvidenceIndex):
 
     def __init__(self, entries: Iterable[IndexEntry], blobs: dict[str, bytes], *, query: str,
                  requested: int | None = None, prefiltered: bool = False, unsure: bool = False,
-                 encoded: EncodedTexts | None = None) -> None:
-        super().__init__(None, entries, blobs, encoded)
+                 decoded: Mapping[str, Decoded] | None = None) -> None:
+        super().__init__(None, entries, blobs, decoded)
         self.query = query
         self.requested = requested
         self.unfilled = None if requested is None else max(0, requested - len(self))
@@ -244,9 +284,9 @@ class WholeIndex(EvidenceIndex):
     is still read and checked, and the hits are the scan's, in the same order. ``numbers``: doc_id -> the document's
     place in the retriever's ``documents``."""
 
-    def __init__(self, entries: Iterable[IndexEntry], blobs: dict[str, bytes], encoded: EncodedTexts,
+    def __init__(self, entries: Iterable[IndexEntry], blobs: dict[str, bytes], decoded: Mapping[str, Decoded],
                  retriever: BM25Retriever, numbers: dict[str, int]) -> None:
-        super().__init__(None, entries, blobs, encoded)
+        super().__init__(None, entries, blobs, decoded)
         self._retriever, self._numbers = retriever, numbers
         self._wrapped: frozenset[str] | None = None  # doc_ids with a hyphenated wrap, found by the first wrapped scan
 
@@ -385,9 +425,9 @@ class RetrieverSource:
     ``collections.deque``, newest last, so a long-lived source does not grow. ``fingerprint_key`` keys the
     computed doc_id and revision of documents a principal may discover but not read (default: 32 random bytes
     per source; pass your own to keep those ids stable across processes, and keep it secret). ``encoded`` holds each
-    document's UTF-8 bytes and sha256 once for every snapshot, task and principal, and reads check those bytes against
-    the entry's sha256 once per bytes object, not on every call (:class:`~evidence_lib._index.EncodedTexts`; sources
-    rebuilt over mostly the same documents may share one).
+    document's UTF-8 bytes and sha256 once for every snapshot, task and principal (:class:`EncodedTexts`; sources
+    rebuilt over mostly the same documents may share one); reads serve the retriever's own texts, checked by those
+    hashes, not re-hashed and re-decoded on every call.
     """
 
     retriever: BaseRetriever
@@ -483,9 +523,9 @@ class RetrieverSource:
         (:class:`DocIds`): an id names one text for the whole task. A source that knows its documents numbers them
         in corpus order, among those the principal may discover, so its snapshots and :meth:`whole` agree."""
         docs, requested = self._fetch(query, principal)
-        entries, blobs = self._entries(docs, principal, ids or DocIds(), within=self._whole_ids(principal))
+        entries, blobs, decoded = self._entries(docs, principal, ids or DocIds(), within=self._whole_ids(principal))
         index = RetrieverSnapshot(entries, blobs, query=query, requested=requested, prefiltered=self.prefiltered(),
-                                  unsure=self.unsure(), encoded=self.encoded)
+                                  unsure=self.unsure(), decoded=decoded)
         self.history.append((query, index))
         return index
 
@@ -516,25 +556,26 @@ class RetrieverSource:
                 shown = [d for d in docs if allowed(self.access_of(d), principal, "discover")]
                 while len(self._wholes) >= WHOLE_CACHE:
                     del self._wholes[next(iter(self._wholes))]  # the oldest principal's
-                ids, kept = DocIds(), []
-                entries, blobs = self._entries(shown, principal, ids, kept=kept)
+                ids, kept = DocIds(), list[LCDocument]()
+                entries, blobs, decoded = self._entries(shown, principal, ids, kept=kept)
                 if self.corpus is None and isinstance(self.retriever, BM25Retriever):  # its tokens cover every text
                     number = {id(d): i for i, d in enumerate(docs)}
-                    whole: EvidenceIndex = WholeIndex(entries, blobs, self.encoded, self.retriever,
+                    whole: EvidenceIndex = WholeIndex(entries, blobs, decoded, self.retriever,
                                                       {e.doc_id: number[id(lc)] for e, lc in zip(entries, kept)})
                 else:
-                    whole = EvidenceIndex(None, entries, blobs, self.encoded)
+                    whole = EvidenceIndex(None, entries, blobs, decoded)
                 built = self._wholes[principal] = (whole, ids)
             return built
 
     def _entries(self, docs: Iterable[LCDocument], principal: Principal | None, ids: DocIds,
                  within: DocIds | None = None, kept: list[LCDocument] | None = None,
-                 ) -> tuple[list[IndexEntry], dict[str, bytes]]:
-        """Index entries and bytes of ``docs`` (already filtered for ``principal``), in their order; chunks that
-        share a doc_id are told apart by ``ids`` (after ``within``) and the same chunk met twice is kept once.
-        ``kept`` receives the document of each entry, in the same order."""
+                 ) -> tuple[list[IndexEntry], dict[str, bytes], dict[str, Decoded]]:
+        """Index entries, bytes and what was decoded and hashed of ``docs`` (already filtered for ``principal``), in
+        their order; chunks that share a doc_id are told apart by ``ids`` (after ``within``) and the same chunk met
+        twice is kept once. ``kept`` receives the document of each entry, in the same order."""
         entries: list[IndexEntry] = []
         blobs: dict[str, bytes] = {}
+        decoded: dict[str, Decoded] = {}
         for lc in docs:
             grants = self.access_of(lc)
             readable = allowed(grants, principal, "read")
@@ -550,6 +591,7 @@ class RetrieverSource:
             if doc_id in blobs:
                 continue  # the same text again
             blobs[doc_id] = raw
+            decoded[doc_id] = (raw, lc.page_content, digest)  # reads serve the retriever's text, not a decoded copy
             claimed = lc.metadata.get("sha256")
             sha = claimed if isinstance(claimed, str) else digest
             preview = doc.text[:PREVIEW_CHARS] if readable else ""  # no text of what the principal may not read
@@ -557,7 +599,7 @@ class RetrieverSource:
                 kept.append(lc)
             entries.append(IndexEntry(doc_id, doc.title, doc.revision, len(doc.text), sha, preview, doc.access,
                                       bytes=len(raw)))
-        return entries, blobs
+        return entries, blobs, decoded
 
     def __repr__(self) -> str:
         return f"RetrieverSource({type(self.retriever).__name__}, {len(self.history)} snapshots)"

@@ -55,7 +55,7 @@ __all__ = ["DEFAULT_HISTORY_LIMIT", "ENCODED_CACHE_BYTES", "MAX_FETCH", "WHOLE_C
 _WORD_TERM = re.compile(r"[A-Za-z0-9_]+")
 #: From a hyphen, a line wrap and an ASCII letter (the letter before the hyphen is checked apart): where an ASCII word
 #: may match across lines (:mod:`evidence_lib._locate`).
-_HYPHEN_WRAP = re.compile("[-\u2010\u00ad][ \t\u3000]*+(?:\r\n|\r|\n)[ \t\u3000]*+[A-Za-z]")
+_ASCII_HYPHEN_WRAP = re.compile("[-\u2010\u00ad][ \t\u3000]*+(?:\r\n|\r|\n)[ \t\u3000]*+[A-Za-z]")
 _ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 #: A top-k retriever that cannot filter before ranking is asked again with twice the k until k visible documents,
@@ -323,7 +323,7 @@ class WholeIndex(EvidenceIndex):
 
 def _hyphen_wrap(text: str) -> bool:
     """Whether ``text`` holds an ASCII letter, a hyphen, a line wrap, an ASCII letter."""
-    return any(m.start() and text[m.start() - 1] in _ASCII_LETTERS for m in _HYPHEN_WRAP.finditer(text))
+    return any(m.start() and text[m.start() - 1] in _ASCII_LETTERS for m in _ASCII_HYPHEN_WRAP.finditer(text))
 
 
 class Reach:

@@ -13,7 +13,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,7 +27,7 @@ from ._ids import check_doc_id, check_revision
 from ._locate import LocateOptions, find
 from ._paging import check_int
 
-__all__ = ["MAX_STORED_BYTES", "PREVIEW_CHARS", "EvidenceIndex", "IndexEntry", "IndexProtocol", "Snapshot",
+__all__ = ["MAX_STORED_BYTES", "PREVIEW_CHARS", "Decoded", "EvidenceIndex", "IndexEntry", "IndexProtocol", "Snapshot",
            "read_stored", "sha256_hex", "text_range"]
 
 PREVIEW_CHARS = 40
@@ -35,6 +35,8 @@ PREVIEW_CHARS = 40
 MAX_STORED_BYTES = 64 * 1024 * 1024
 #: A doc_id that is also a safe file stem on disk (a subset of the doc_id grammar, :mod:`evidence_lib._ids`).
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+#: What an in-memory index's builder made of one document: its bytes object, the text they encode, their sha256.
+Decoded = tuple[bytes, str, str]
 
 
 def sha256_hex(data: bytes | str) -> str:
@@ -152,9 +154,11 @@ class EvidenceIndex:
     one query's snapshot of a retriever's documents). Hand it to :func:`evidence_tools`."""
 
     def __init__(self, root: Path | None, entries: Iterable[IndexEntry],
-                 blobs: dict[str, bytes] | None = None) -> None:
+                 blobs: dict[str, bytes] | None = None, decoded: Mapping[str, Decoded] | None = None) -> None:
         self.root = Path(root) if root is not None else None
         self._blobs = blobs  # in memory: doc_id -> the exact bytes that were hashed
+        #: in memory: doc_id -> what the builder hashed and decoded (:meth:`_read_verified`); never changed after
+        self._decoded: Mapping[str, Decoded] = decoded or {}
         self._entries: dict[str, IndexEntry] = {}
         for e in entries:
             if e.doc_id in self._entries:
@@ -195,19 +199,21 @@ class EvidenceIndex:
     def in_memory(cls, documents: Iterable[Document]) -> EvidenceIndex:
         """Keep every document's bytes in memory (no files): a snapshot for one query. Notebook 08. A malformed
         doc_id is ``EvidenceError("invalid_arguments")``, as in the stores (an ``EvidenceError`` is a ``ValueError``)."""
-        entries, blobs = [], {}
+        entries, blobs, decoded = [], {}, {}
         for doc in documents:
             check_doc_id(doc.doc_id)
             check_revision(doc.revision)  # an empty one could never be cited
             raw = doc.text.encode("utf-8")
+            digest = sha256_hex(raw)
             if len(raw) > MAX_STORED_BYTES:
                 raise ValueError(f"document {doc.doc_id!r} is larger than {MAX_STORED_BYTES:,} bytes")
             if doc.doc_id in blobs:
                 raise ValueError(f"duplicate doc_id {doc.doc_id!r}")
             blobs[doc.doc_id] = raw
-            entries.append(IndexEntry(doc.doc_id, doc.title, doc.revision, len(doc.text), sha256_hex(raw),
+            decoded[doc.doc_id] = (raw, doc.text, digest)  # reads serve this text without hashing it again
+            entries.append(IndexEntry(doc.doc_id, doc.title, doc.revision, len(doc.text), digest,
                                       doc.text[:PREVIEW_CHARS], doc.access, bytes=len(raw)))
-        return cls(None, entries, blobs)
+        return cls(None, entries, blobs, decoded)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -242,17 +248,36 @@ class EvidenceIndex:
         inside :meth:`serving`)."""
         return self._verified(self.entry(doc_id, principal, "read"))
 
-    def _verified(self, e: IndexEntry) -> Snapshot:
-        """``e``'s text, read and checked (once per call inside :meth:`serving`); ``e`` was looked up already."""
+    def _verified(self, e: IndexEntry, memo: dict[str, Snapshot] | None = None) -> Snapshot:
+        """``e``'s text, read and checked (once per call inside :meth:`serving`); ``e`` was looked up already.
+        ``memo``: the call's, looked up by the caller (:meth:`_reader`)."""
+        if memo is None:
+            memo = self._memo()
+            if memo is None:
+                return self._read_verified(e)
+        got = memo.get(e.doc_id)
+        if got is None:
+            got = memo[e.doc_id] = self._read_verified(e)
+        return got
+
+    def _memo(self) -> dict[str, Snapshot] | None:
+        """What the current tool call keeps of this index (doc_id -> verified text), or ``None`` outside one."""
         call = calls.current()
-        if call is None:
-            return self._read_verified(e)
-        memo = call.kept.setdefault(self, {})
-        if e.doc_id not in memo:
-            memo[e.doc_id] = self._read_verified(e)
-        return memo[e.doc_id]
+        return None if call is None else call.kept.setdefault(self, {})
+
+    def _reader(self, principal: Principal | None = None) -> Callable[[str], str]:
+        """``doc_id -> `` its verified text, for one scan over many documents (:meth:`find`): the tool call's scope
+        is looked up once, not per document; the access check still runs per document."""
+        memo = self._memo()
+        if memo is None:
+            return lambda doc_id: self._read_verified(self.entry(doc_id, principal, "read")).text
+        return lambda doc_id: self._verified(self.entry(doc_id, principal, "read"), memo).text
 
     def _read_verified(self, e: IndexEntry) -> Snapshot:
+        """``e``'s bytes checked against its sha256 and decoded: a stored file on every read (it may be edited). Bytes in
+        memory that are still the very object the builder hashed (``decoded``) hold what was hashed (a ``bytes`` never
+        changes): they are served as the builder's text, checked by the sha256 computed then (issue 33: a locate over
+        3,000 documents re-hashed and re-decoded every one on every call). Bytes replaced since are hashed again."""
         try:
             if self._blobs is not None:
                 raw = self._blobs[e.doc_id]
@@ -262,24 +287,30 @@ class EvidenceIndex:
                 raise KeyError(e.doc_id)
         except (OSError, KeyError):
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision) from None
-        if sha256_hex(raw) != e.sha256:
+        known = self._decoded.get(e.doc_id)
+        if known is not None and known[0] is raw:
+            text = known[1] if known[2] == e.sha256 else None
+        else:
+            text = raw.decode("utf-8") if sha256_hex(raw) == e.sha256 else None  # never decoded unless it matches
+        if text is None:
             raise EvidenceError("evidence_changed", doc_id=e.doc_id, revision=e.revision)
-        return Snapshot(e, raw.decode("utf-8"))
+        return Snapshot(e, text)
 
     def text(self, doc_id: str, principal: Principal | None = None, start: int = 0, end: int | None = None) -> str:
-        """A verified range of one document (the whole stored file is read and re-hashed)."""
+        """A verified range of one document (a stored file is read and re-hashed whole; bytes held in memory were
+        hashed when the index was built)."""
         e = self.entry(doc_id, principal, "read")
         start, end = text_range(e, start, end)
         return self._verified(e).text[start:end]  # looked up once: the access check above is this read's
 
     def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
              first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
-        """Where ``term`` occurs in ``doc_ids`` (in that order): the scan, reading and re-hashing each document.
+        """Where ``term`` occurs in ``doc_ids`` (in that order): the scan, reading and verifying each document.
 
         The hook ``locate_evidence`` uses; an indexed store overrides it and must return the same hits.
         """
-        texts = ((d, self.snapshot(d, principal).text) for d in doc_ids)
-        return find(texts, term, options or LocateOptions(), first_only)
+        read = self._reader(principal)
+        return find(((d, read(d)) for d in doc_ids), term, options or LocateOptions(), first_only)
 
     # Operator-side helpers: never exposed as tools.
     def set_access(self, doc_id: str, access: Access | None) -> None:

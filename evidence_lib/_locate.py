@@ -348,7 +348,7 @@ def find(texts: Iterable[tuple[str, str]], term: str, opts: LocateOptions = Loca
          first_only: bool = False) -> Iterator[tuple[str, int]]:
     """``(doc_id, offset)`` of every match (or the first per document), lazily, in the order of ``texts``.
 
-    This is the scan: every text is produced (read and re-hashed by the index) and searched with
+    This is the scan: every text is produced (read and checked by the index) and searched with
     ``str.find`` (or :func:`find_spans` under NFC or ``wrapped``). A store with a real index provides its
     own ``find`` with the same results.
     """

@@ -8,6 +8,7 @@ cost grows with the postings it touches, not with the corpus. Three flat arrays 
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -21,7 +22,7 @@ class Postings:
     """Term ``t``'s documents are ``ids[starts[t]:starts[t + 1]]`` in corpus order, its frequency in each at the same
     places of ``tfs``; ``lengths[i]`` is document ``i``'s token count. Built once; never changed after."""
 
-    __slots__ = ("lengths", "ids", "starts", "terms", "tfs")
+    __slots__ = ("_vocabulary", "lengths", "ids", "starts", "terms", "tfs")
 
     def __init__(self, token_lists: Iterable[Sequence[str]]) -> None:
         self.terms: dict[str, int] = {}
@@ -45,6 +46,7 @@ class Postings:
             self.tfs.extend(rows_tfs[t])
             rows_ids[t] = rows_tfs[t] = array(U32)
             self.starts.append(len(self.ids))
+        self._vocabulary: tuple[str, array] | None = None  # built by the first containing()
 
     def row(self, term: str) -> tuple[array, array]:
         """``(document numbers, term frequencies)`` of ``term``'s postings (empty when no document holds it)."""
@@ -53,6 +55,39 @@ class Postings:
             return array(U32), array(U32)
         lo, hi = self.starts[t], self.starts[t + 1]
         return self.ids[lo:hi], self.tfs[lo:hi]
+
+    def containing(self, piece: str, limit: int) -> set[int] | None:
+        """The documents holding a token that contains ``piece`` (lower-case, no line break), or ``None`` when those
+        tokens have more than ``limit`` postings in all (reading them would cost more than it saves).
+
+        What lets locate skip documents that cannot hold a literal word (issue 33): the tokens are scanned once as one
+        string, a few hundred kilobytes, instead of the corpus."""
+        vocabulary, offsets = self._words()
+        found: list[int] = []
+        i = vocabulary.find(piece)
+        while i >= 0:
+            t = bisect_right(offsets, i) - 1
+            found.append(t)
+            i = vocabulary.find(piece, offsets[t + 1]) if t + 1 < len(offsets) else -1  # on from the next token
+        if sum(self.starts[t + 1] - self.starts[t] for t in found) > limit:
+            return None
+        docs: set[int] = set()
+        for t in found:
+            docs.update(self.ids[self.starts[t]:self.starts[t + 1]])
+        return docs
+
+    def _words(self) -> tuple[str, array]:
+        """Every token, in row order, joined by line breaks, and where each starts (built once; a race builds the
+        same twice)."""
+        got = self._vocabulary
+        if got is None:
+            words = list(self.terms)  # row order: rows were numbered in insertion order
+            offsets, at = array("Q"), 0
+            for w in words:
+                offsets.append(at)
+                at += len(w) + 1
+            got = self._vocabulary = ("\n".join(words), offsets)
+        return got
 
     def __len__(self) -> int:
         """The number of documents."""

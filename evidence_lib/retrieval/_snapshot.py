@@ -21,12 +21,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import inspect
+import re
 import secrets
 import sys
 import threading
 import warnings
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -40,15 +41,22 @@ from .. import _calls as calls
 from .._access import NOBODY, Access, Action, Principal, allowed, parse_access
 from .._documents import Document
 from .._ids import escape_doc_id
-from .._index import PREVIEW_CHARS, EvidenceIndex, IndexEntry, Snapshot, sha256_hex, text_range
-from .._locate import LocateOptions, find
+from .._index import PREVIEW_CHARS, Decoded, EvidenceIndex, IndexEntry, Snapshot, sha256_hex, text_range
+from .._locate import LocateOptions, find, wrapped_pattern
 from .._toolkit import clean_text
 from ._bm25 import BM25Retriever, FixedFilter
 from ._corpora import first_line
 
 __all__ = ["DEFAULT_HISTORY_LIMIT", "ENCODED_CACHE_BYTES", "MAX_FETCH", "WHOLE_CACHE", "AccessMetadataWarning",
-           "DocIds", "EncodedTexts", "Reach", "RetrieverSnapshot", "RetrieverSource", "default_access",
+           "DocIds", "EncodedTexts", "Reach", "RetrieverSnapshot", "RetrieverSource", "WholeIndex", "default_access",
            "keyed_digest", "to_evidence_document"]
+
+#: A term :class:`WholeIndex` looks up among BM25's tokens: ASCII word characters, as the tokenizer's words.
+_WORD_TERM = re.compile(r"[A-Za-z0-9_]+")
+#: From a hyphen, a line wrap and an ASCII letter (the letter before the hyphen is checked apart): where an ASCII word
+#: may match across lines (:mod:`evidence_lib._locate`).
+_ASCII_HYPHEN_WRAP = re.compile("[-\u2010\u00ad][ \t\u3000]*+(?:\r\n|\r|\n)[ \t\u3000]*+[A-Za-z]")
+_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 #: A top-k retriever that cannot filter before ranking is asked again with twice the k until k visible documents,
 #: until it returns fewer than asked (exhausted), or until it was asked for MAX_FETCH (a k at or above MAX_FETCH is
@@ -258,13 +266,64 @@ class RetrieverSnapshot(EvidenceIndex):
     """
 
     def __init__(self, entries: Iterable[IndexEntry], blobs: dict[str, bytes], *, query: str,
-                 requested: int | None = None, prefiltered: bool = False, unsure: bool = False) -> None:
-        super().__init__(None, entries, blobs)
+                 requested: int | None = None, prefiltered: bool = False, unsure: bool = False,
+                 decoded: Mapping[str, Decoded] | None = None) -> None:
+        super().__init__(None, entries, blobs, decoded)
         self.query = query
         self.requested = requested
         self.unfilled = None if requested is None else max(0, requested - len(self))
         self.prefiltered = prefiltered
         self.unsure = unsure
+
+
+class WholeIndex(EvidenceIndex):
+    """Every document of a ``BM25Retriever`` a principal may discover (:meth:`RetrieverSource.whole`), in memory, whose
+    scans search only the documents that may hold the term (issue 33: a locate over 3,000 documents searched every
+    one). A term of ASCII word characters can match literally only in a document with a BM25 token containing it
+    (lowered), and across a line wrap only where the text holds a hyphenated wrap between ASCII letters; each document
+    is still read and checked, and the hits are the scan's, in the same order. ``numbers``: doc_id -> the document's
+    place in the retriever's ``documents``."""
+
+    def __init__(self, entries: Iterable[IndexEntry], blobs: dict[str, bytes], decoded: Mapping[str, Decoded],
+                 retriever: BM25Retriever, numbers: dict[str, int]) -> None:
+        super().__init__(None, entries, blobs, decoded)
+        self._retriever, self._numbers = retriever, numbers
+        self._wrapped: frozenset[str] | None = None  # doc_ids with a hyphenated wrap, found by the first wrapped scan
+
+    def may_hold(self, term: str, options: LocateOptions) -> Callable[[str], bool] | None:
+        """A doc_id test that is False only for documents that cannot hold a match of ``term`` under ``options``, or
+        ``None`` when any document may (another term or matching, or too common a word to be worth it)."""
+        if options.normalization != "none" or not _WORD_TERM.fullmatch(term):
+            return None
+        docs = self._retriever._containing(term.lower())
+        if docs is None:
+            return None
+        number = self._numbers
+        if options.wrapped and wrapped_pattern(term) is not None:
+            wrapped = self._hyphen_wrapped()
+            return lambda d: number[d] in docs or d in wrapped
+        return lambda d: number[d] in docs
+
+    def _hyphen_wrapped(self) -> frozenset[str]:
+        """The documents whose text holds a hyphenated wrap between two ASCII letters (:mod:`evidence_lib._locate`'s
+        rule: the only wrap an ASCII word may match across), found once (two threads at once find the same)."""
+        got = self._wrapped
+        if got is None:
+            docs = self._retriever.documents
+            got = self._wrapped = frozenset(d for d, n in self._numbers.items() if _hyphen_wrap(docs[n].page_content))
+        return got
+
+    def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
+             first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
+        opts = options or LocateOptions()
+        read, may = self._reader(principal), self.may_hold(term, opts)
+        texts = ((d, read(d)) for d in doc_ids)  # every document read and checked, in the order asked
+        return find(texts if may is None else ((d, t) for d, t in texts if may(d)), term, opts, first_only)
+
+
+def _hyphen_wrap(text: str) -> bool:
+    """Whether ``text`` holds an ASCII letter, a hyphen, a line wrap, an ASCII letter."""
+    return any(m.start() and text[m.start() - 1] in _ASCII_LETTERS for m in _ASCII_HYPHEN_WRAP.finditer(text))
 
 
 class Reach:
@@ -314,8 +373,13 @@ class Reach:
 
     def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
              first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
-        texts = ((d, self.snapshot(d, principal).text) for d in doc_ids)  # in the order asked
-        return find(texts, term, options or LocateOptions(), first_only)
+        opts = options or LocateOptions()
+        last, whole = self.last._reader(principal), self.whole._reader(principal)
+        texts = ((d, last(d) if d in self._mine else whole(d)) for d in doc_ids)  # in the order asked, each checked
+        may = self.whole.may_hold(term, opts) if isinstance(self.whole, WholeIndex) else None
+        if may is not None:  # the whole index's documents that cannot hold the term are not searched
+            texts = ((d, t) for d, t in texts if d in self._mine or may(d))
+        return find(texts, term, opts, first_only)
 
 
 class DocIds:
@@ -362,7 +426,8 @@ class RetrieverSource:
     computed doc_id and revision of documents a principal may discover but not read (default: 32 random bytes
     per source; pass your own to keep those ids stable across processes, and keep it secret). ``encoded`` holds each
     document's UTF-8 bytes and sha256 once for every snapshot, task and principal (:class:`EncodedTexts`; sources
-    rebuilt over mostly the same documents may share one).
+    rebuilt over mostly the same documents may share one); reads serve the retriever's own texts, checked by those
+    hashes, not re-hashed and re-decoded on every call.
     """
 
     retriever: BaseRetriever
@@ -458,9 +523,9 @@ class RetrieverSource:
         (:class:`DocIds`): an id names one text for the whole task. A source that knows its documents numbers them
         in corpus order, among those the principal may discover, so its snapshots and :meth:`whole` agree."""
         docs, requested = self._fetch(query, principal)
-        entries, blobs = self._entries(docs, principal, ids or DocIds(), within=self._whole_ids(principal))
+        entries, blobs, decoded = self._entries(docs, principal, ids or DocIds(), within=self._whole_ids(principal))
         index = RetrieverSnapshot(entries, blobs, query=query, requested=requested, prefiltered=self.prefiltered(),
-                                  unsure=self.unsure())
+                                  unsure=self.unsure(), decoded=decoded)
         self.history.append((query, index))
         return index
 
@@ -491,16 +556,26 @@ class RetrieverSource:
                 shown = [d for d in docs if allowed(self.access_of(d), principal, "discover")]
                 while len(self._wholes) >= WHOLE_CACHE:
                     del self._wholes[next(iter(self._wholes))]  # the oldest principal's
-                ids = DocIds()
-                built = self._wholes[principal] = (EvidenceIndex(None, *self._entries(shown, principal, ids)), ids)
+                ids, kept = DocIds(), list[LCDocument]()
+                entries, blobs, decoded = self._entries(shown, principal, ids, kept=kept)
+                if self.corpus is None and isinstance(self.retriever, BM25Retriever):  # its tokens cover every text
+                    number = {id(d): i for i, d in enumerate(docs)}
+                    whole: EvidenceIndex = WholeIndex(entries, blobs, decoded, self.retriever,
+                                                      {e.doc_id: number[id(lc)] for e, lc in zip(entries, kept)})
+                else:
+                    whole = EvidenceIndex(None, entries, blobs, decoded)
+                built = self._wholes[principal] = (whole, ids)
             return built
 
     def _entries(self, docs: Iterable[LCDocument], principal: Principal | None, ids: DocIds,
-                 within: DocIds | None = None) -> tuple[list[IndexEntry], dict[str, bytes]]:
-        """Index entries and bytes of ``docs`` (already filtered for ``principal``), in their order; chunks that
-        share a doc_id are told apart by ``ids`` (after ``within``) and the same chunk met twice is kept once."""
+                 within: DocIds | None = None, kept: list[LCDocument] | None = None,
+                 ) -> tuple[list[IndexEntry], dict[str, bytes], dict[str, Decoded]]:
+        """Index entries, bytes and what was decoded and hashed of ``docs`` (already filtered for ``principal``), in
+        their order; chunks that share a doc_id are told apart by ``ids`` (after ``within``) and the same chunk met
+        twice is kept once. ``kept`` receives the document of each entry, in the same order."""
         entries: list[IndexEntry] = []
         blobs: dict[str, bytes] = {}
+        decoded: dict[str, Decoded] = {}
         for lc in docs:
             grants = self.access_of(lc)
             readable = allowed(grants, principal, "read")
@@ -516,12 +591,15 @@ class RetrieverSource:
             if doc_id in blobs:
                 continue  # the same text again
             blobs[doc_id] = raw
+            decoded[doc_id] = (raw, lc.page_content, digest)  # reads serve the retriever's text, not a decoded copy
             claimed = lc.metadata.get("sha256")
             sha = claimed if isinstance(claimed, str) else digest
             preview = doc.text[:PREVIEW_CHARS] if readable else ""  # no text of what the principal may not read
+            if kept is not None:
+                kept.append(lc)
             entries.append(IndexEntry(doc_id, doc.title, doc.revision, len(doc.text), sha, preview, doc.access,
                                       bytes=len(raw)))
-        return entries, blobs
+        return entries, blobs, decoded
 
     def __repr__(self) -> str:
         return f"RetrieverSource({type(self.retriever).__name__}, {len(self.history)} snapshots)"

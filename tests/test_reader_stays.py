@@ -253,3 +253,25 @@ def test_an_edge_that_cuts_a_match_sentence_gives_what_the_page_shows_of_it():
     back, ahead = _cuts(_Page(100, 100 + len(body), body, True), TERM)
     assert back is None and ahead == "Archived reports: each rotation leaves"
     assert evidence_score(ahead, frozenset({"archived", "reports", "spool"})) == 2
+
+
+# -- the first look costs what an English page costs, in any script --------------------------------------------------
+
+def test_the_first_page_around_a_chinese_excerpt_costs_what_an_english_page_costs():
+    """Chinese is 3 UTF-8 bytes a character: the page around the best excerpt holds a third of the characters (about
+    as much text as 800 English ones), and the answer right after the excerpt is read for a third of the bytes."""
+    filler = "天气晴朗，风从西边吹来。" * 100
+    span = "资金类作业不会自动再跑，失败后由负责人确认再手动重跑。"
+    text = filler + "普通作业失败后平台会自动重试两次。" + span + filler
+    item = {"id": "q", "question": "资金类作业失败后平台会自动重试吗？", "doc_id": "批处理", "answer_span": span,
+            "start": text.index(span), "end": text.index(span) + len(span), "locate_term": "重试"}
+    run = _flow({"批处理": text, "其他": "调色板有四种颜色。"}, item)
+    assert run.answered and run.answered_at == 2, _trace(run)
+    assert _reads(run)[0]["limit"] == MAX_PAGE_CHARS // 3 and run.as_dict()["bytes"] < 1_500, _trace(run)
+
+
+def test_a_page_holds_the_characters_that_cost_what_800_one_byte_ones_cost():
+    from evidence_lib.eval._reader import page_chars
+
+    assert page_chars("单批上限为200条。") == MAX_PAGE_CHARS // 2 and page_chars("批处理作业") == MAX_PAGE_CHARS // 3
+    assert page_chars("Each rotation, café.") == MAX_PAGE_CHARS and page_chars("") == MAX_PAGE_CHARS

@@ -4,10 +4,13 @@ The reader knows what the tools showed it: the located excerpts (``[start, end)`
 pages it read. It never knows where the answer is. Its rules, each from what locate shows or from the protocol's
 limits (pages of at most ``MAX_PAGE_CHARS``, text read once is in the context already):
 
-1. The page around the located excerpt holding the most question words (:func:`evidence_score`) first; a page
-   around a match starts :data:`LEAD` before it, shifts to take in whole any other located excerpt its edge would
-   cut (an 800-character page costs the same wherever it starts), and skips text read already: a match in an
-   unread stretch of at most one page reads exactly that stretch.
+1. The page around the located excerpt holding the most question words (:func:`evidence_score`) first, as long
+   as a page of one-byte text costs (:func:`page_chars`: a third of the characters where the excerpts are Chinese,
+   3 UTF-8 bytes a character, each about a word; English is unchanged): the answer most often sits next to the best
+   excerpt; every later page is a whole one. A page around a match starts a quarter of it (:data:`LEAD` for a whole
+   page) before it, shifts to take in whole any other located excerpt its edge would cut (a page costs the same
+   wherever it starts), and skips text read already: a match in an unread stretch of at most one page reads
+   exactly that stretch.
 2. A page around a match whose edge cuts the sentence of a match it shows (the sentence window locate itself would
    show around that match, :func:`~evidence_lib.profiles.window`: up to ``WINDOW_BEFORE`` characters before it and
    ``WINDOW_AFTER`` after, to a sentence end) extends past that edge, by a page: the near miss, not the first
@@ -35,6 +38,7 @@ from dataclasses import dataclass
 from langchain_core.messages import ToolMessage
 
 from .._citations import Excerpt
+from .._measure import utf8_bytes
 from .._tools import MAX_PAGE_CHARS
 from ..profiles._base import Profile
 from ..profiles._compact import WINDOW_AFTER, WINDOW_BEFORE, excerpts, query_words, window
@@ -91,15 +95,23 @@ def _stretch(pages: Sequence[_Page], offset: int) -> tuple[int, float]:
     return int(lo), hi
 
 
-def _placed(start: int, end: int, known: Sequence[tuple[int, int]]) -> int:
-    """Where the page around the excerpt ``[start, end)`` starts: :data:`LEAD` before it, shifted to take in whole a
-    known excerpt its edge would cut, while the page still holds ``[start, end)``."""
-    first = max(0, start - LEAD)
+def page_chars(sample: str) -> int:
+    """The characters of a page that costs what a page of ``MAX_PAGE_CHARS`` one-byte characters costs: divided by the
+    whole UTF-8 bytes per character of ``sample`` (the excerpts shown; 1 for English, 3 for Chinese, where a character
+    is about a word), so the first look at the best excerpt carries about as much text in any script."""
+    width = round(utf8_bytes(sample) / len(sample)) if sample else 1
+    return MAX_PAGE_CHARS // max(1, width)
+
+
+def _placed(start: int, end: int, known: Sequence[tuple[int, int]], size: int = MAX_PAGE_CHARS) -> int:
+    """Where the page of ``size`` characters around the excerpt ``[start, end)`` starts: a quarter of it before the
+    excerpt, shifted to take in whole a known excerpt its edge would cut, while the page still holds ``[start, end)``."""
+    first = max(0, start - size // 4)
     for s, e in sorted(known):
-        last = first + MAX_PAGE_CHARS
-        if s < last < e and e - start <= MAX_PAGE_CHARS:
-            first = max(first, e - MAX_PAGE_CHARS)  # the excerpt runs over the page's end: move on to hold it
-        elif s < first < e and end - s <= MAX_PAGE_CHARS:
+        last = first + size
+        if s < last < e and e - start <= size:
+            first = max(first, e - size)  # the excerpt runs over the page's end: move on to hold it
+        elif s < first < e and end - s <= size:
             first = s  # it starts before the page: move back to hold it
     return first
 
@@ -191,12 +203,12 @@ def read_document(call: Callable, term: str, doc_id: str, profile: Profile, word
         pages.append(_Page(*page_range(msg, profile, offset), got[0].text if got else "", around))
         return True
 
-    def around(start: int, end: int) -> bool:
+    def around(start: int, end: int, size: int = MAX_PAGE_CHARS) -> bool:
         lo, hi = _stretch(pages, start)
-        if hi - lo <= MAX_PAGE_CHARS:  # a match in an unread stretch of at most a page: exactly the stretch
+        if hi - lo <= size:  # a match in an unread stretch of at most a page: exactly the stretch
             return read(lo, int(hi - lo), around=True)
-        first = max(lo, _placed(start, end, known))
-        return read(first, int(min(MAX_PAGE_CHARS, hi - first)), around=True)
+        first = max(lo, _placed(start, end, known, size))
+        return read(first, int(min(size, hi - first)), around=True)
 
     def unread() -> int:  # the most question words a located excerpt not on a page read yet holds
         return max((-score for score, start, _ in spots if _covering(pages, start) is None), default=0)
@@ -210,7 +222,7 @@ def read_document(call: Callable, term: str, doc_id: str, profile: Profile, word
 
     spots = sorted((-evidence_score(x.text, words), x.start, x.end) for x in shown)
     for _, start, end in spots[:1]:  # rule 1: the best excerpt of this document
-        if not around(start, end):
+        if not around(start, end, page_chars("".join(x.text for x in shown))):
             return
         yield True
         yield from evidence(unread())

@@ -89,7 +89,8 @@ CHOOSER_HELP = {
 }
 #: How a protocol flow reads its picks (both profiles, both choosers): the words its ``help`` says it with.
 _PROTOCOL_READING = (
-    "per picked document: the page around its best located excerpt, its doc-restricted locate when it holds more "
+    "per picked document: the page around its best located excerpt (as many characters as 800 one-byte ones cost: a "
+    "third in Chinese), its doc-restricted locate when it holds more "
     "matches than shown, pages around its matches holding the most question words first (each taking in whole "
     "the excerpts its edge would cut, never text read already), on from a page edge that cuts a match's sentence, "
     "the gap of at most a page between two pages showing matches (these two by the question words of the sentences "

@@ -126,9 +126,10 @@ def _with_deepagents(run: dict, committed: dict, floor: float) -> None:
     flows = {**run["flows"], **kept}
     run["flows"] = {f: flows[f] for f in FLOWS if f in flows}
     if "per_question" in run:
-        per = {**run["per_question"], **committed["per_question"]}
+        per = {**run["per_question"], **{f: r for f, r in committed["per_question"].items() if f in kept}}
         run["per_question"] = {f: per[f] for f in run["flows"]}
-        run["skipped"] = {**committed.get("skipped", {}), **run["skipped"]}
+        run["skipped"] = {**{f: why for f, why in committed.get("skipped", {}).items() if f in DEEPAGENTS_FLOWS},
+                          **run["skipped"]}
     run["targets"] = targets(run)
 
 

@@ -78,6 +78,8 @@ def test_reusing_deep_agents_keeps_their_committed_rows_and_says_so():
         assert run["flows"]["deepagents"]["median_bytes"] == 1000 and run["flows"]["compact"]["median_bytes"] == 300
         assert run["flows"]["deepagents"]["median_bytes_over_floor"] == 10.0
         assert list(run["per_question"]) == list(run["flows"]) and run["targets"]["answered_at_least_as_many"]
+        assert [r["bytes"] for r in run["per_question"]["compact"]] == [300, 300]  # this run's, not the committed
+        assert [r["bytes"] for r in run["per_question"]["deepagents"]] == [1000, 1000]
     assert (fresh["deepagents_version"], fresh["deepagents_runs"]) == ("0.9", {"runs": 3})
     grep = fresh["deepagents_python_grep"]["oracle"]
     assert grep["flows"]["compact"]["median_bytes"] == 300 and grep["targets"]["median_bytes_ratio"] == 0.375

@@ -9,6 +9,7 @@ build/debian_mix/ the first time), and for the held-out Debian set eval_debian_h
     python bench/eval_compare.py kernel_en_near       # a set given by its file: bench/data/kernel_en_near_qa.json
     python bench/eval_compare.py --python-grep pydoc  # add Deep Agents with its Python grep to an existing file
     python bench/eval_compare.py --table              # only rewrite bench/results/eval_all_sets.txt
+    python bench/eval_compare.py --reuse-deepagents zh  # run the library flows, keep the committed Deep Agents rows
 
 Every run ends by rewriting bench/results/eval_all_sets.txt: every set in one table (and the bytes per tool).
 
@@ -22,6 +23,12 @@ Deep Agents' Python grep (``rg`` hidden from that process's PATH: Deep Agents pi
 under ``deepagents_python_grep``: ``{chooser: {"flows", "targets"}}`` for the compact and Deep Agents flows, so both
 engines are reported side by side.
 
+``--reuse-deepagents`` runs only the library's flows and keeps the Deep Agents flows (both grep engines) of the
+committed result file of the same set, when that file was made from the same corpus (``corpus_sha256``) and the same
+QA file (``qa_sha256``, or for a file written before that key the same question ids in order); the file says so under
+``deepagents_reused``. Deep Agents' flows do not read the library's reader, so a reader change leaves them as they
+were; any other mismatch is an error, never a silent reuse.
+
 Run with an interpreter that has the optional extra installed (``make bench-eval`` makes ``.venv-bench`` with
 ``pip install -e '.[deepagents]'``). Without deepagents the two Deep Agents flows are reported as skipped.
 Everything else is the same command a team runs on its own QA set: ``python -m evidence_lib eval``, once per
@@ -32,6 +39,7 @@ the ``--chooser overlap`` run of the same flows on the same corpus and QA set.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -40,7 +48,8 @@ import tempfile
 from pathlib import Path
 
 from evidence_lib.__main__ import main
-from evidence_lib.eval._deepagents_flow import grep_engine
+from evidence_lib.eval._deepagents_flow import DEEPAGENTS_FLOWS, grep_engine
+from evidence_lib.eval._run import FLOWS, over_floor, targets
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "evidence_lib" / "eval" / "data"
@@ -71,27 +80,90 @@ OTHER_CHOOSERS = ("overlap",)
 KEPT = ("chooser", "flows", "skipped", "targets", "per_question")
 
 
-def run(corpus: str, qa: Path, out: Path) -> int:
-    code = main(["eval", "--corpus", corpus, "--qa", str(qa), "--out", str(out), "--chooser", "oracle"])
+#: The flows ``--reuse-deepagents`` runs: every flow but Deep Agents'.
+LIBRARY_FLOWS = tuple(f for f in FLOWS if f not in DEEPAGENTS_FLOWS)
+
+
+def run(corpus: str, qa: Path, out: Path, reuse: bool = False) -> int:
+    committed = json.loads(out.read_text(encoding="utf-8")) if reuse else None  # read before it is overwritten
+    flows = ["--flows", ",".join(LIBRARY_FLOWS)] if reuse else []
+    code = main(["eval", "--corpus", corpus, "--qa", str(qa), "--out", str(out), "--chooser", "oracle", *flows])
     if code:
         return code
     result = json.loads(out.read_text(encoding="utf-8"))
+    result["qa_sha256"] = hashlib.sha256(qa.read_bytes()).hexdigest()
     result["deepagents_grep_engine"] = grep_engine()
     result["by_chooser"] = {}
     with tempfile.TemporaryDirectory(prefix="eval-compare-") as tmp:
         for chooser in OTHER_CHOOSERS:
             other = Path(tmp) / f"{chooser}.json"
-            code = main(["eval", "--corpus", corpus, "--qa", str(qa), "--out", str(other), "--chooser", chooser])
+            code = main(["eval", "--corpus", corpus, "--qa", str(qa), "--out", str(other), "--chooser", chooser,
+                         *flows])
             if code:
                 return code
             body = json.loads(other.read_text(encoding="utf-8"))
             if body["corpus_sha256"] != result["corpus_sha256"]:
                 raise SystemExit(f"{out.name}: the {chooser} run read another corpus")
             result["by_chooser"][chooser] = {k: body[k] for k in KEPT}
-    if result["deepagents_grep_engine"] == "ripgrep":
+    if committed is not None:
+        reuse_deepagents(result, committed, out.name)
+    elif result["deepagents_grep_engine"] == "ripgrep":
         result["deepagents_python_grep"] = python_grep_runs(corpus, qa)
     out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return 0
+
+
+def _same_questions(result: dict, committed: dict) -> bool:
+    """Whether ``committed`` was made from the QA file ``result`` was: by its hash, else (a file written before the
+    hash was kept) by the question ids, in order."""
+    if "qa_sha256" in committed:
+        return committed["qa_sha256"] == result["qa_sha256"]
+    ids = [r["id"] for r in next(iter(result["per_question"].values()))]
+    return all([r["id"] for r in runs] == ids for runs in committed["per_question"].values())
+
+
+def _with_deepagents(run: dict, committed: dict, floor: float) -> None:
+    """Put ``committed``'s Deep Agents flows (summaries, with their median bytes over ``floor``, and per-question runs
+    where it has them) into ``run`` of the same chooser, every flow in :data:`FLOWS` order; its targets recomputed."""
+    kept = {f: {**s, "median_bytes_over_floor": over_floor(s, floor)}
+            for f, s in committed["flows"].items() if f in DEEPAGENTS_FLOWS}
+    flows = {**run["flows"], **kept}
+    run["flows"] = {f: flows[f] for f in FLOWS if f in flows}
+    if "per_question" in run:
+        per = {**run["per_question"], **{f: r for f, r in committed["per_question"].items() if f in kept}}
+        run["per_question"] = {f: per[f] for f in run["flows"]}
+        run["skipped"] = {**{f: why for f, why in committed.get("skipped", {}).items() if f in DEEPAGENTS_FLOWS},
+                          **run["skipped"]}
+    run["targets"] = targets(run)
+
+
+def reuse_deepagents(result: dict, committed: dict, name: str) -> None:
+    """``--reuse-deepagents``: the committed file's Deep Agents rows (both grep engines) into ``result``, after
+    checking that both were made from the same corpus and QA file (else :class:`SystemExit`); recorded in the file."""
+    if committed["corpus_sha256"] != result["corpus_sha256"] or not _same_questions(result, committed):
+        raise SystemExit(f"{name}: the committed file was made from another corpus or QA file: run without "
+                         "--reuse-deepagents")
+    floor = result["physical_floor"]["median_bytes"]
+    old = {committed["chooser"]: committed, **committed.get("by_chooser", {})}
+    new = {result["chooser"]: result, **result["by_chooser"]}
+    for chooser, run in new.items():
+        _with_deepagents(run, old[chooser], floor)
+    for key in ("deepagents_version", "deepagents_runs", "deepagents_grep_engine"):
+        if key in committed:
+            result[key] = committed[key]
+    if "deepagents_python_grep" in committed:  # compact there is the main run's (deterministic): this run's
+        result["deepagents_python_grep"] = {}
+        for chooser, was in committed["deepagents_python_grep"].items():
+            mine = {"flows": {"compact": new[chooser]["flows"]["compact"]}}
+            _with_deepagents(mine, was, floor)
+            result["deepagents_python_grep"][chooser] = mine
+    result["deepagents_reused"] = {
+        "from": f"bench/results/{name} as committed before this run",
+        "checked": "same corpus_sha256, and the same QA file (qa_sha256; question ids in order where the committed "
+                   "file had no qa_sha256)",
+        "why": "Deep Agents' flows do not use the library's reader: only the library's flows were run again; the "
+               "Deep Agents rows (both grep engines), their per-question runs and spread are the committed ones, "
+               "with median_bytes_over_floor computed from their median bytes"}
 
 
 #: The flows run again with Deep Agents' Python grep: the two Deep Agents flows and compact, which the targets
@@ -134,7 +206,22 @@ def write_table() -> None:
     results = load_sets(OUT)
     TABLE.write_text("Every QA set, both choosers (python bench/eval_compare.py writes this file)\n\n"
                      + every_set_table(results) + "\n\nWhere the bytes go, per tool\n\n"
-                     + bytes_by_tool_table(results) + "\n", encoding="utf-8")
+                     + bytes_by_tool_table(results) + "\n\nMedian bytes over the physical floor (the answer span "
+                     "with its citation line, as the answer format writes it; median over the set's questions)\n\n"
+                     + floor_table(results) + "\n", encoding="utf-8")
+
+
+def floor_table(results: dict) -> str:
+    """Per set, chooser and flow: the set's median physical floor, the flow's median bytes, and their ratio
+    (``median_bytes_over_floor``); files written before the floor was measured are left out."""
+    from evidence_lib.course.eval_tables import _num, _render, runs_by_chooser
+
+    rows = [(name, chooser, flow, _num(s["median_bytes"]), _num(result["physical_floor"]["median_bytes"]),
+             f"{s['median_bytes_over_floor']:.2f}x")
+            for name, result in results.items() if "physical_floor" in result
+            for chooser, run in runs_by_chooser(result).items()
+            for flow, s in run["flows"].items() if "median_bytes_over_floor" in s]
+    return _render(("set", "chooser", "flow", "median B", "floor B", "median B / floor"), rows, left=3)
 
 
 def unpack_corpora(names: list[str]) -> None:
@@ -158,7 +245,8 @@ if __name__ == "__main__":
         write_table()
         sys.exit(0)
     only_python_grep = "--python-grep" in args
-    names = [a for a in args if a != "--python-grep"] or list(RUNS)
+    reuse = "--reuse-deepagents" in args
+    names = [a for a in args if a not in ("--python-grep", "--reuse-deepagents")] or list(RUNS)
     for name in names:
         if name not in RUNS and (found := held_out(name)) is not None:
             RUNS[name] = found
@@ -171,7 +259,7 @@ if __name__ == "__main__":
         if only_python_grep:
             add_python_grep(*RUNS[name])
             continue
-        code = run(*RUNS[name])
+        code = run(*RUNS[name], reuse=reuse)
         if code:
             sys.exit(code)
     write_table()

@@ -186,7 +186,11 @@ def test_a_page_around_a_match_moves_to_hold_whole_an_excerpt_its_edge_would_cut
 
 def test_a_page_cuts_a_match_sentence_only_when_no_sentence_ends_before_its_edge():
     """Rule 2 reads on past an edge only where the sentence around a match on the page runs over it."""
-    from evidence_lib.eval._reader import _cuts, _Page
+    from evidence_lib.eval._reader import _cuts as _shows
+    from evidence_lib.eval._reader import _Page
+
+    def _cuts(page, term):  # which edges cut a match's sentence (what each shows of it is tested apart)
+        return tuple(shown is not None for shown in _shows(page, term))
 
     body = PAD * 8 + "Each rotation leaves"
     assert _cuts(_Page(100, 100 + len(body), body, True), TERM) == (False, True)
@@ -201,4 +205,73 @@ def test_a_page_that_starts_with_a_blank_line_cuts_no_sentence_at_its_start():
     from evidence_lib.eval._reader import _cuts, _Page
 
     para = "\n\nrotation keeps going. " + PAD * 8
-    assert _cuts(_Page(100, 100 + len(para), para, True), TERM) == (False, False)
+    assert _cuts(_Page(100, 100 + len(para), para, True), TERM) == (None, None)
+
+
+# -- evidence first by its strength (issue 33's held-out set: calls spent on weak near misses) ------------------------
+
+WEAK = "Each rotation leaves"  # a match whose sentence holds no question word: locate shows no excerpt of it
+STRONG_SPAN = "Lorem: at most 12 archived reports."
+
+
+def _weak_edge(text: str) -> str:
+    """``text`` (the best match's sentence at :data:`S1`) padded so that :data:`WEAK` ends exactly at the edge of the
+    page around the best match, its sentence cut there (rule 2 points past that edge)."""
+    return _pad_to(text, S1 - LEAD + MAX_PAGE_CHARS - len(WEAK)) + WEAK + " nothing. "
+
+
+def test_a_cut_sentence_with_fewer_question_words_waits_for_a_stronger_located_match():
+    """The page around the best match cuts a sentence holding only the term; another located match holds question
+    words and the answer follows it: its page comes before the weak sentence's rest (one call sooner)."""
+    text = _weak_edge(_pad_to("Reports\n\n", S1) + BEST + " ") + PAD * 20
+    text = _pad_to(text, 5_000) + "How many archived reports the spool directory keeps is set by rotation. " \
+        + STRONG_SPAN + " " + PAD * 8
+    item = _item("guide", text, STRONG_SPAN)
+    run = _flow({"guide": text, "other": "Colours\n\nThe palette has four colours.\n"}, item)
+    edge = S1 - LEAD + MAX_PAGE_CHARS
+    assert run.answered and run.answered_at == 4, _trace(run)  # locate, the best page, its locate, the strong page
+    assert edge not in [a["offset"] for a in _reads(run)], _trace(run)
+
+
+def test_a_weak_near_miss_ends_the_best_picks_turn_so_the_next_candidate_reads():
+    """The best pick (all question words in one excerpt) is the wrong document; its page cuts a sentence holding only
+    the term. Reading that sentence's rest is not reading where its evidence is: the turn passes to the next
+    candidate, whose page around its excerpt shows the answer, instead of the wrong pick's locate and paging on."""
+    wrong = _weak_edge(_pad_to("Reports\n\n", S1) + BEST + " ") + PAD * 12
+    right = "Spool\n\n" + PAD * 2 + "After rotation the spool keeps reports. " + STRONG_SPAN + " " + PAD * 4
+    run = _flow({"wrong": wrong, "right": right}, _item("right", right, STRONG_SPAN), chooser="overlap")
+    assert run.picked[:2] == ["wrong", "right"], run.picked
+    assert run.answered and run.answered_at == 6, _trace(run)  # locate, search, wrong page, its edge, right locate, page
+    assert [c["args"].get("doc_id") for c in run.calls[2:]] == ["wrong", "wrong", "right", "right"], _trace(run)
+
+
+def test_an_edge_that_cuts_a_match_sentence_gives_what_the_page_shows_of_it():
+    """What rule 2 weighs: the part of the cut sentence on the page (its question words), per edge."""
+    from evidence_lib.eval._reader import _cuts, _Page, evidence_score
+
+    body = PAD * 8 + "Archived reports: each rotation leaves"
+    back, ahead = _cuts(_Page(100, 100 + len(body), body, True), TERM)
+    assert back is None and ahead == "Archived reports: each rotation leaves"
+    assert evidence_score(ahead, frozenset({"archived", "reports", "spool"})) == 2
+
+
+# -- the first look costs what an English page costs, in any script --------------------------------------------------
+
+def test_the_first_page_around_a_chinese_excerpt_costs_what_an_english_page_costs():
+    """Chinese is 3 UTF-8 bytes a character: the page around the best excerpt holds a third of the characters (about
+    as much text as 800 English ones), and the answer right after the excerpt is read for a third of the bytes."""
+    filler = "天气晴朗，风从西边吹来。" * 100
+    span = "资金类作业不会自动再跑，失败后由负责人确认再手动重跑。"
+    text = filler + "普通作业失败后平台会自动重试两次。" + span + filler
+    item = {"id": "q", "question": "资金类作业失败后平台会自动重试吗？", "doc_id": "批处理", "answer_span": span,
+            "start": text.index(span), "end": text.index(span) + len(span), "locate_term": "重试"}
+    run = _flow({"批处理": text, "其他": "调色板有四种颜色。"}, item)
+    assert run.answered and run.answered_at == 2, _trace(run)
+    assert _reads(run)[0]["limit"] == MAX_PAGE_CHARS // 3 and run.as_dict()["bytes"] < 1_500, _trace(run)
+
+
+def test_a_page_holds_the_characters_that_cost_what_800_one_byte_ones_cost():
+    from evidence_lib.eval._reader import page_chars
+
+    assert page_chars("单批上限为200条。") == MAX_PAGE_CHARS // 2 and page_chars("批处理作业") == MAX_PAGE_CHARS // 3
+    assert page_chars("Each rotation, café.") == MAX_PAGE_CHARS and page_chars("") == MAX_PAGE_CHARS

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._answers import format_answer
 from .._citations import Citation, Excerpt, verify_citation
 from .._index import EvidenceIndex
+from .._measure import utf8_bytes
 
-__all__ = ["answer_citation", "shown_ranges"]
+__all__ = ["answer_citation", "physical_floor", "shown_ranges"]
 
 
 def shown_ranges(doc_id: str, shown: Sequence[Excerpt]) -> list[tuple[int, int, str, str]]:
@@ -40,3 +42,11 @@ def answer_citation(corpus: EvidenceIndex, item: Mapping[str, Any], shown: Seque
             if verify_citation(corpus, cite, shown).ok:  # same bytes as stored, and shown to the reader
                 return cite
     return None
+
+
+def physical_floor(item: Mapping[str, Any], revision: str) -> int:
+    """The fewest UTF-8 bytes any flow could be shown to answer ``item``: its answer span with its citation, written as
+    the one answer format writes a Sources line (:func:`~evidence_lib.format_answer`: ``[1] doc_id@revision [start,
+    end) "span"``), the span counted once. The eval divides each flow's median bytes by the set's median floor."""
+    line = format_answer("", [(item["doc_id"], revision, item["start"], item["end"], item["answer_span"])])
+    return utf8_bytes(line.rpartition("\n")[2])

@@ -89,12 +89,14 @@ CHOOSER_HELP = {
 }
 #: How a protocol flow reads its picks (both profiles, both choosers): the words its ``help`` says it with.
 _PROTOCOL_READING = (
-    "per picked document: the page around its best located excerpt, its doc-restricted locate when it holds more "
+    "per picked document: the page around its best located excerpt (as many characters as 800 one-byte ones cost: a "
+    "third in Chinese), its doc-restricted locate when it holds more "
     "matches than shown, pages around its matches holding the most question words first (each taking in whole "
     "the excerpts its edge would cut, never text read already), on from a page edge that cuts a match's sentence, "
-    "the gap of at most a page between two pages showing matches, then pages before and after the page holding "
-    "the most question words alternately; the best pick reads on while it reads where its evidence is, any other "
-    "pick gets turns of at most 2 calls")
+    "the gap of at most a page between two pages showing matches (these two by the question words of the sentences "
+    "pointing there: before a located match only when as many as its excerpt's), then pages before and after the "
+    "page holding the most question words alternately; the best pick reads on while it reads where its best evidence "
+    "is, any other pick gets turns of at most 2 calls")
 
 _HELP = {
     "dump_top5": "none beyond the question: the BM25 top-5 full texts for the question, in one reply",

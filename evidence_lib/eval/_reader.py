@@ -4,13 +4,16 @@ The reader knows what the tools showed it: the located excerpts (``[start, end)`
 pages it read. It never knows where the answer is. Its rules, each from what locate shows or from the protocol's
 limits (pages of at most ``MAX_PAGE_CHARS``, text read once is in the context already):
 
-1. The page around the located excerpt holding the most question words (:func:`evidence_score`) first; a page
-   around a match starts :data:`LEAD` before it, shifts to take in whole any other located excerpt its edge would
-   cut (an 800-character page costs the same wherever it starts), and skips text read already: a match in an
-   unread stretch of at most one page reads exactly that stretch.
+1. The page around the located excerpt holding the most question words (:func:`evidence_score`) first, as long
+   as a page of one-byte text costs (:func:`page_chars`: a third of the characters where the excerpts are Chinese,
+   3 UTF-8 bytes a character, each about a word; English is unchanged): the answer most often sits next to the best
+   excerpt; every later page is a whole one. A page around a match starts a quarter of it (:data:`LEAD` for a whole
+   page) before it, shifts to take in whole any other located excerpt its edge would cut (a page costs the same
+   wherever it starts), and skips text read already: a match in an unread stretch of at most one page reads
+   exactly that stretch.
 2. A page around a match whose edge cuts the sentence of a match it shows (the sentence window locate itself would
    show around that match, :func:`~evidence_lib.profiles.window`: up to ``WINDOW_BEFORE`` characters before it and
-   ``WINDOW_AFTER`` after, to a sentence end) extends past that edge next, by a page: the near miss, not the first
+   ``WINDOW_AFTER`` after, to a sentence end) extends past that edge, by a page: the near miss, not the first
    page. Once: the extension is no page around a match, so a text dense with the term does not chain extensions.
 3. Its doc-restricted locate when it holds more matches than were shown; then pages around its matches, the most
    question words first (those holding the most of this document's read where the evidence is; where no excerpt
@@ -18,6 +21,13 @@ limits (pages of at most ``MAX_PAGE_CHARS``, text read once is in the context al
 4. An unread gap of at most one page between two pages that both show a match (they bracket it): exactly the gap.
 5. Only then paging on: from the page holding the most question words, first toward the half of it holding more of
    them, then the other way, alternately. These are the only steps that do not read where the evidence is.
+
+Rules 2 and 4 weigh their evidence like rule 3 does (:func:`_evidence_led`): by the question words the page shows of
+the cut sentence, or of the sentences of the matches next to the gap. The strongest is read first, and before a
+located match not read yet only when it holds as many question words as that match's excerpt (a term dense in a
+text cuts some sentence at nearly every page edge: the term alone is no evidence of the answer). Such a read counts
+as reading where the evidence is only when it holds as many question words as the document's best excerpt: after a
+weaker one, the best pick's turn ends like after paging on (:func:`~evidence_lib.eval._flows.read_where_evidence_is`).
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ from dataclasses import dataclass
 from langchain_core.messages import ToolMessage
 
 from .._citations import Excerpt
+from .._measure import utf8_bytes
 from .._tools import MAX_PAGE_CHARS
 from ..profiles._base import Profile
 from ..profiles._compact import WINDOW_AFTER, WINDOW_BEFORE, excerpts, query_words, window
@@ -84,15 +95,23 @@ def _stretch(pages: Sequence[_Page], offset: int) -> tuple[int, float]:
     return int(lo), hi
 
 
-def _placed(start: int, end: int, known: Sequence[tuple[int, int]]) -> int:
-    """Where the page around the excerpt ``[start, end)`` starts: :data:`LEAD` before it, shifted to take in whole a
-    known excerpt its edge would cut, while the page still holds ``[start, end)``."""
-    first = max(0, start - LEAD)
+def page_chars(sample: str) -> int:
+    """The characters of a page that costs what a page of ``MAX_PAGE_CHARS`` one-byte characters costs: divided by the
+    whole UTF-8 bytes per character of ``sample`` (the excerpts shown; 1 for English, 3 for Chinese, where a character
+    is about a word), so the first look at the best excerpt carries about as much text in any script."""
+    width = round(utf8_bytes(sample) / len(sample)) if sample else 1
+    return MAX_PAGE_CHARS // max(1, width)
+
+
+def _placed(start: int, end: int, known: Sequence[tuple[int, int]], size: int = MAX_PAGE_CHARS) -> int:
+    """Where the page of ``size`` characters around the excerpt ``[start, end)`` starts: a quarter of it before the
+    excerpt, shifted to take in whole a known excerpt its edge would cut, while the page still holds ``[start, end)``."""
+    first = max(0, start - size // 4)
     for s, e in sorted(known):
-        last = first + MAX_PAGE_CHARS
-        if s < last < e and e - start <= MAX_PAGE_CHARS:
-            first = max(first, e - MAX_PAGE_CHARS)  # the excerpt runs over the page's end: move on to hold it
-        elif s < first < e and end - s <= MAX_PAGE_CHARS:
+        last = first + size
+        if s < last < e and e - start <= size:
+            first = max(first, e - size)  # the excerpt runs over the page's end: move on to hold it
+        elif s < first < e and end - s <= size:
             first = s  # it starts before the page: move back to hold it
     return first
 
@@ -102,24 +121,26 @@ def _placed(start: int, end: int, known: Sequence[tuple[int, int]]) -> int:
 _EDGE = "。"
 
 
-def _cuts(page: _Page, term: str) -> tuple[bool, bool]:
-    """Whether the page cuts, at its start and at its end, the sentence window locate shows around a match it holds
-    (:func:`~evidence_lib.profiles.window`): no sentence ends between the match and that edge, and the window's reach
-    (``WINDOW_BEFORE`` back, ``WINDOW_AFTER`` on) passes it. Each edge is marked by :data:`_EDGE`; the window reaches
-    the mark only when nothing ends the sentence first."""
+def _cuts(page: _Page, term: str) -> tuple[str | None, str | None]:
+    """What the page shows of a match's sentence window (locate's, :func:`~evidence_lib.profiles.window`) that it cuts
+    at its start and at its end, or ``None`` for an edge that cuts none: no sentence ends between the match and that
+    edge, and the window's reach (``WINDOW_BEFORE`` back, ``WINDOW_AFTER`` on) passes it. Each edge is marked by
+    :data:`_EDGE`; the window reaches the mark only when nothing ends the sentence first."""
     text, needle = page.text, term.lower()
     lowered = text.lower()
-    back = ahead = False
+    back = ahead = None
     at = lowered.find(needle) if needle else -1
     while at >= 0:
         stop = at + len(needle)
-        if page.start > 0 and not back:
-            s, _ = window(_EDGE + text, at + 1, stop + 1, WINDOW_BEFORE, WINDOW_AFTER)
+        if page.start > 0 and back is None:
+            s, e = window(_EDGE + text, at + 1, stop + 1, WINDOW_BEFORE, WINDOW_AFTER)
             lead = text[:s - 1]  # white space only when the window reached the mark (a blank line ends a paragraph)
-            back = at + 1 <= WINDOW_BEFORE and not lead.strip() and lead.count("\n") < 2
-        if page.end != END and not ahead:
-            _, e = window(text + _EDGE, at, stop, WINDOW_BEFORE, WINDOW_AFTER)
-            ahead = e > len(text)
+            if at + 1 <= WINDOW_BEFORE and not lead.strip() and lead.count("\n") < 2:
+                back = text[:e - 1]
+        if page.end != END:
+            s, e = window(text + _EDGE, at, stop, WINDOW_BEFORE, WINDOW_AFTER)
+            if e > len(text):
+                ahead = text[s:]  # the last match whose window runs over the end: the one the edge cuts
         at = lowered.find(needle, at + 1)
     return back, ahead
 
@@ -145,22 +166,27 @@ def _onward_from(pages: Sequence[_Page], page: _Page, forward: bool) -> tuple[in
     return first, at - first
 
 
-def _evidence_led(pages: Sequence[_Page], term: str) -> tuple[int, int] | None:
-    """The next read evidence points to: the rest of a match's sentence window a page edge cut (rule 2), else a gap
-    of at most one page between two pages showing a match (rule 4)."""
+def _evidence_led(pages: Sequence[_Page], term: str, words: frozenset[str]) -> list[tuple[int, int, int]]:
+    """Every next read evidence points to, ``(offset, limit, score)``: the rest of a match's sentence window a page
+    edge cut (rule 2), scored by the question words the page shows of that window; a gap of at most one page between
+    two pages showing a match (rule 4), scored by the question words of the windows of the matches nearest it."""
+    led = []
     for page in (p for p in pages if p.around):
         back, ahead = _cuts(page, term)
-        if ahead and (nxt := _onward_from(pages, page, True)) is not None and nxt[0] == page.end:
-            return nxt
-        if back and (nxt := _onward_from(pages, page, False)) is not None and nxt[0] + nxt[1] == page.start:
-            return nxt
+        if ahead is not None and (nxt := _onward_from(pages, page, True)) is not None and nxt[0] == page.end:
+            led.append((*nxt, evidence_score(ahead, words)))
+        if back is not None and (nxt := _onward_from(pages, page, False)) is not None and \
+                nxt[0] + nxt[1] == page.start:
+            led.append((*nxt, evidence_score(back, words)))
     needle = term.lower()
     ordered = sorted(pages, key=lambda p: p.start)
     for a, b in zip(ordered, ordered[1:]):
-        if a.end < b.start and b.start - a.end <= MAX_PAGE_CHARS and needle and needle in a.text.lower() \
-                and needle in b.text.lower():
-            return int(a.end), int(b.start - a.end)
-    return None
+        if a.end < b.start and b.start - a.end <= MAX_PAGE_CHARS and needle and \
+                (last := a.text.lower().rfind(needle)) >= 0 and (first := b.text.lower().find(needle)) >= 0:
+            near = max(evidence_score(a.text[slice(*window(a.text, last, last + len(needle)))], words),
+                       evidence_score(b.text[slice(*window(b.text, first, first + len(needle)))], words))
+            led.append((int(a.end), int(b.start - a.end), near))
+    return led
 
 
 def read_document(call: Callable, term: str, doc_id: str, profile: Profile, words: frozenset[str], matches: int,
@@ -177,25 +203,29 @@ def read_document(call: Callable, term: str, doc_id: str, profile: Profile, word
         pages.append(_Page(*page_range(msg, profile, offset), got[0].text if got else "", around))
         return True
 
-    def around(start: int, end: int) -> bool:
+    def around(start: int, end: int, size: int = MAX_PAGE_CHARS) -> bool:
         lo, hi = _stretch(pages, start)
-        if hi - lo <= MAX_PAGE_CHARS:  # a match in an unread stretch of at most a page: exactly the stretch
+        if hi - lo <= size:  # a match in an unread stretch of at most a page: exactly the stretch
             return read(lo, int(hi - lo), around=True)
-        first = max(lo, _placed(start, end, known))
-        return read(first, int(min(MAX_PAGE_CHARS, hi - first)), around=True)
+        first = max(lo, _placed(start, end, known, size))
+        return read(first, int(min(size, hi - first)), around=True)
 
-    def evidence() -> Iterator[Step]:  # rules 2 and 4, as long as they point somewhere
-        while (nxt := _evidence_led(pages, term)) is not None:
-            if not read(*nxt):
+    def unread() -> int:  # the most question words a located excerpt not on a page read yet holds
+        return max((-score for score, start, _ in spots if _covering(pages, start) is None), default=0)
+
+    def evidence(at_least: int = 0) -> Iterator[Step]:  # rules 2 and 4, while they point as strongly as ``at_least``
+        while led := [x for x in _evidence_led(pages, term, words) if x[2] >= at_least]:
+            offset, limit, score = max(led, key=lambda x: x[2])  # max() keeps the first of equals
+            if not read(offset, limit):
                 return
-            yield True
+            yield score >= -min(spots, default=(0,))[0]  # as strong as this document's best excerpt
 
     spots = sorted((-evidence_score(x.text, words), x.start, x.end) for x in shown)
     for _, start, end in spots[:1]:  # rule 1: the best excerpt of this document
-        if not around(start, end):
+        if not around(start, end, page_chars("".join(x.text for x in shown))):
             return
         yield True
-        yield from evidence()
+        yield from evidence(unread())
     if matches > len(shown) or not shown:  # rule 3
         msg = call("locate_evidence", {"term": term, "doc_id": doc_id})
         yield True
@@ -212,7 +242,7 @@ def read_document(call: Callable, term: str, doc_id: str, profile: Profile, word
         if not around(start, end):
             return
         yield score == best  # a match holding the most question words of this document's (all, where none shows any)
-        yield from evidence()
+        yield from evidence(unread())
     yield from evidence()
     yield from _paging_on(pages, words, read, evidence)
 

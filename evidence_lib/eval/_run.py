@@ -27,11 +27,12 @@ from ..retrieval._bm25 import BM25Retriever, recall_at_k
 from ..retrieval._corpora import folder_corpus, pydoc_corpus
 from ..retrieval._folder import RETRIEVER_K, bm25_source  # the eval's source: BM25 (k = RETRIEVER_K) over the docs
 from . import _deepagents_flow as deepagents_flow
+from ._answered import physical_floor
 from ._flows import CHOOSERS, DEFAULT_CHOOSER, MAX_CALLS, PROVES, dump_flow, help_text, no_help_flow, protocol_flow
 from ._qa_check import check_items, corpus_sha256
 
-__all__ = ["FLOWS", "MAX_QA_BYTES", "TARGET_FLOW", "QAError", "bytes_by_tool", "evaluate", "load_corpus", "load_qa",
-           "summarize", "targets", "tool_label"]
+__all__ = ["FLOOR_WHAT", "FLOWS", "MAX_QA_BYTES", "TARGET_FLOW", "QAError", "bytes_by_tool", "evaluate", "load_corpus",
+           "load_qa", "over_floor", "summarize", "targets", "tool_label"]
 
 FLOWS = ("dump_top5", "article", "compact", "no_help", "deepagents", "deepagents_default")
 #: The flow the issue's targets hold to account against Deep Agents (:func:`targets`).
@@ -213,8 +214,9 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
                 progress(flow, len(runs), len(items))
         per[flow] = runs
     texts = {d.doc_id: d.text for d in docs}
-    summaries = {f: deepagents_flow.median_summary([_summary(r, f, chooser, items) for r in repeated[f]])
-                 if f in repeated else _summary(runs, f, chooser, items) for f, runs in per.items()}
+    floor = statistics.median(physical_floor(i, by_id[i["doc_id"]].revision) for i in items)
+    summaries = {f: deepagents_flow.median_summary([_summary(r, f, chooser, items, floor) for r in repeated[f]])
+                 if f in repeated else _summary(runs, f, chooser, items, floor) for f, runs in per.items()}
     out: dict[str, Any] = {
         "corpus": name, "corpus_sha256": corpus_sha256(texts), "documents": len(docs), "questions": len(items),
         "revision": sorted({d.revision for d in docs})[:3],
@@ -222,6 +224,7 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
         "retriever": {"name": "BM25Retriever", "k": RETRIEVER_K,
                       "recall_at_k": {str(k): v for k, v in recall_at_k(retriever, items).items()}},
         "chooser": chooser,
+        "physical_floor": {"median_bytes": floor, "what": FLOOR_WHAT},
         "flows": summaries,
         "skipped": skipped,
         "per_question": per,
@@ -237,10 +240,23 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
     return out
 
 
+#: What ``physical_floor`` in a result is (:func:`~evidence_lib.eval._answered.physical_floor`).
+FLOOR_WHAT = ("per question, the UTF-8 bytes of its answer span with its citation, as the answer format writes a "
+              "Sources line ([1] doc_id@revision [start, end) \"span\"); median_bytes is the median over the questions, "
+              "and each flow's median_bytes_over_floor its median bytes divided by it")
+
+
+def over_floor(summary: Mapping[str, Any], floor: float) -> float:
+    """A flow's median bytes as a multiple of the set's median physical floor (two decimals)."""
+    return round(summary["median_bytes"] / floor, 2)
+
+
 def _summary(runs: Sequence[Mapping[str, Any]], flow: str, chooser: str,
-             items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """:func:`summarize`, and for a flow that picks, how often its first pick was the answer's document."""
+             items: Sequence[Mapping[str, Any]], floor: float) -> dict[str, Any]:
+    """:func:`summarize` with the median bytes over the ``floor``, and for a flow that picks, how often its first pick
+    was the answer's document."""
     summary = summarize(runs, flow, chooser)
+    summary["median_bytes_over_floor"] = over_floor(summary, floor)
     if flow != "dump_top5":
         summary["picked_answer_first"] = sum(
             bool(r["picked"]) and r["picked"][0] == i["doc_id"] for r, i in zip(runs, items))

@@ -56,8 +56,8 @@ def _copy_checkout(tmp_path: Path) -> Path:
     """scripts/nbnav.py with what it reads (notebooks, pyproject.toml) in a scratch folder, so a test may edit it."""
     root = tmp_path / "repo"
     (root / "scripts").mkdir(parents=True)
-    for name in ("nbnav.py", "execute_notebooks.py"):
-        shutil.copy2(ROOT / "scripts" / name, root / "scripts" / name)
+    for script in (ROOT / "scripts").glob("*.py"):  # nbnav.py and the sibling scripts it imports
+        shutil.copy2(script, root / "scripts" / script.name)
     shutil.copy2(ROOT / "pyproject.toml", root / "pyproject.toml")
     shutil.copytree(ROOT / "notebooks", root / "notebooks",
                     ignore=shutil.ignore_patterns("workspace", ".ipynb_checkpoints"))

@@ -528,7 +528,7 @@ WRONG: list[tuple[str, str, Callable[[Namespace], Any], str]] = [
     ("1.4", "measured characters", lambda ns: _fits_fn(len), "counted characters"),
     ("1.4", "the article's 3, copied", lambda ns: (lambda docs, budget: 3), "a number copied from"),
     ("2.1", "delegates to evidence_lib._paging.page", lambda ns: _paging_page_fn,
-     "delegates to evidence_lib._paging"),
+     "delegates to the library's own page arithmetic"),
     ("2.1", "next_offset never None", lambda ns: _page_fn(next_at_end=True), "next_offset should be None"),
     ("2.1", "end not clamped", lambda ns: _page_fn(clamp=False), "cannot run past the end"),
     ("2.1", "end included", lambda ns: _page_fn(closed=True), "text should be text[start:end]"),

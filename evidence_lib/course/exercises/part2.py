@@ -1,7 +1,7 @@
 """Workshop part 2: the three-tool protocol (notebook 02's ideas).
 
 Exercises: q1 write a page reader that matches ``read_evidence`` (yourself: delegating to the library's
-``evidence_lib._paging.page`` is refused, with the reason), q2 page through a whole document with
+the library's own page arithmetic is refused, with the reason), q2 page through a whole document with
 ``next_offset``, q3 name the one code a call that breaks two rules gets (the order of the checks, which notebook 02
 shows rule by rule), q4 measure the byte reduction honestly, as a function the checker runs on sessions no notebook
 prints. Used by ``notebooks/exercises/workshop_part2.ipynb``.
@@ -73,8 +73,11 @@ def _compare_page(got: Any, want: Mapping[str, Any], where: str) -> Result | Non
         if g == w and type(g) is type(w):
             continue
         if field == "next_offset" and w is None and g == want["end"]:
-            return incorrect(f"next_offset should be None at the end of the text (nothing is left to read), "
-                             f"got {g!r} {where}")
+            return incorrect(f"next_offset was {g!r} {where}, but that page ends at len(text) = {_total(want)}: "
+                             "nothing remains, so next_offset should be None")
+        if field == "next_offset" and g is None and isinstance(w, int):
+            return incorrect(f"next_offset was None {where}, but {_remain(want)} after end={want['end']}: "
+                             "next_offset should be end while end < len(text)")
         if field == "end" and isinstance(g, int) and g > w:
             return incorrect(f"end should be {w}, got {g} {where}: a page cannot run past the end of the text, "
                              "end = min(offset + limit, len(text))")
@@ -84,6 +87,16 @@ def _compare_page(got: Any, want: Mapping[str, Any], where: str) -> Result | Non
                              "points, not bytes; end is excluded)")
         return incorrect(f"{field} should be {w!r}, got {g!r} {where}")
     return None
+
+
+def _total(want: Mapping[str, Any]) -> int:
+    """The text's length, from the reference page: its ``total_chars``."""
+    return int(want["total_chars"])
+
+
+def _remain(want: Mapping[str, Any]) -> str:
+    left = _total(want) - want["end"]
+    return f"{left:,} character{'' if left == 1 else 's'} remain{'s' if left == 1 else ''}"
 
 
 def _getter_code(cls: type, name: str) -> CodeType:
@@ -106,8 +119,8 @@ def _reader_codes() -> frozenset[CodeType]:
 
 
 def _delegation(fn: Any, *args: Any) -> str | None:
-    """What library answer calling ``fn(*args)`` runs first: "read_evidence" (the tool), "paging" (the page
-    arithmetic, ``evidence_lib._paging.page`` or ``Page``), or None (the learner's own lines)."""
+    """What library answer calling ``fn(*args)`` runs first: "read_evidence" (the tool), "paging" (the library's
+    page arithmetic, ``_paging.page`` or ``Page``), or None (the learner's own lines)."""
     seen: list[str] = []
     with watching(_LIBRARY_PAGING | _reader_codes(), seen):
         call(fn, *args, name="read_page")
@@ -128,11 +141,10 @@ def _check_read_page(read_page: Any) -> Result:
                          "yourself (end = min(offset + limit, len(text)), next_offset None at the end); no index is "
                          "needed, the text is given")
     if delegated == "paging":
-        return incorrect("read_page delegates to evidence_lib._paging (page() or Page.next_offset), the library's "
-                         "own page arithmetic: that is the answer this exercise asks you to write (end = min(offset + "
-                         "limit, len(text)), next_offset None at the end). Write those lines yourself; in your own "
-                         "code reusing paging.page is right, and comparing your function with it afterwards is a "
-                         "good test")
+        return incorrect("read_page delegates to the library's own page arithmetic (the code read_evidence pages "
+                         "with): that is the answer this exercise asks you to write (end = min(offset + limit, "
+                         "len(text)), next_offset None at the end). Write those lines yourself; in your own code, "
+                         "call the public evidence_lib.read_page or the read_evidence tool instead")
     pages = 0
     with temp_index(docs) as index:
         read = evidence_tools(index)[2]
@@ -155,7 +167,13 @@ def _check_read_page(read_page: Any) -> Result:
                     if not isinstance(page, Mapping) or not isinstance(page.get("text"), str):
                         return incorrect(f"read_page returned {show(page)} while paging the {doc.title} text")
                     parts.append(page["text"])
-                    at, steps = page.get("next_offset"), steps + 1
+                    last, at, steps = at, page.get("next_offset"), steps + 1
+                read_to = sum(map(len, parts))
+                if at is None and read_to < n and "".join(parts) == doc.text[:read_to]:
+                    left = n - read_to
+                    return incorrect(f"next_offset was None at offset {last:,} (limit={limit}) in the {doc.title} "
+                                     f"text, but {left:,} character{'' if left == 1 else 's'} "
+                                     f"remain{'s' if left == 1 else ''}: next_offset is end while end < len(text)")
                 if "".join(parts) != doc.text:
                     return incorrect(f"following next_offset from 0 with limit={limit} does not give back the "
                                      f"{doc.title} text")
@@ -167,8 +185,8 @@ def _check_read_page(read_page: Any) -> Result:
 q1 = Exercise(
     "2.1", "Write the page reader",
     checker=_check_read_page,
-    ask="fill in read_page(text, offset, limit) so it returns the page as a dict (yourself, without "
-        "evidence_lib._paging.page), then run this cell again.",
+    ask="fill in read_page(text, offset, limit) so it returns the page as a dict (yourself, without the "
+        "library's page function), then run this cell again.",
     hints=(
         'A page is the half-open range [offset, end) of the text: end never passes len(text), and next_offset '
         'says where the next page starts, or None when nothing is left to read.',
@@ -267,6 +285,13 @@ def _why_more_calls(reader: CountingReader, doc: Document) -> str:
     return f"ask for limit={MAX_PAGE_CHARS}, the largest page, and follow next_offset"
 
 
+def _edge_text() -> str:
+    """Three pages whose edges are whitespace: a newline ends pages 1 and 2, a space starts pages 2 and 3, so a loop
+    that strips each page loses characters."""
+    body = "批处理上限" * MAX_PAGE_CHARS
+    return body[: MAX_PAGE_CHARS - 1] + "\n " + body[: MAX_PAGE_CHARS - 2] + "\n " + body[:100]
+
+
 def _check_read_all(read_all: Any) -> Result:
     if not callable(read_all):
         return incorrect(f"read_all should be a function, got {show(read_all)}")
@@ -275,6 +300,7 @@ def _check_read_all(read_all: Any) -> Result:
         d03,
         Document("exact", "two full pages", REVISION, ("批处理" * MAX_PAGE_CHARS)[: 2 * MAX_PAGE_CHARS]),
         Document("short", "one sentence", REVISION, d03.text.splitlines()[-1]),
+        Document("edges", "whitespace at the page edges", REVISION, _edge_text()),
         Document("empty", "empty", REVISION, ""),
     ]
     with temp_index(docs) as index:
@@ -291,6 +317,10 @@ def _check_read_all(read_all: Any) -> Result:
                 return incorrect(f"read_all should return the text as one str, got {show(text)} for {what}")
             if text != doc.text:
                 at = next((i for i, (a, b) in enumerate(zip(text, doc.text)) if a != b), min(len(text), len(doc.text)))
+                if at < len(doc.text) and doc.text[at].isspace() and any(at in (s, e - 1) for s, e in reader.pages):
+                    return incorrect(f"the joined pages differ from {what} at character {at:,}, the whitespace "
+                                     f"{doc.text[at]!r} at a page's edge: stripping a page drops characters at its "
+                                     "edge; keep page['text'] exactly as it is")
                 return incorrect(f"the joined pages differ from {what} at character {at:,} (you got {len(text):,} "
                                  "chars): next_offset is already the first character you have not read")
             if reader.calls > expected_calls:
@@ -430,9 +460,8 @@ def _check_codes(answer: Any) -> Result:
             return incorrect(f"{code!r} for ({label}) is neither \"ok\" nor one of the codes in ERROR_CODES")
     wrong = [k for k in expected if answer[k] != expected[k]]
     if wrong:
-        k = wrong[0]
-        return incorrect(f"{_count(len(wrong), len(expected))}. {describe_call(k)}: "
-                         f"{_diagnosis(k, answer[k], expected[k])}")
+        return incorrect(f"{_count(len(wrong), len(expected))}. " + "; ".join(
+            f"{describe_call(k)}: {_diagnosis(k, answer[k], expected[k])}" for k in wrong))
     refused = sum(code != "ok" for code in expected.values())
     return correct(f"all {len(expected)} right: {refused} refusals, each with the code of the first rule the call "
                    "breaks, and one call that only looks wrong. A fixed order (crossed bounds, the rest of the schema, "
@@ -558,6 +587,9 @@ def _check_reduction(reduction: Any) -> Result:
         answers.append(float(answer))
     expected = [reduction_percent(Size.of(b).utf8_bytes, Size.of(*ms).utf8_bytes, 1) for _, b, ms in cases]
     wrong = [i for i, (got, want) in enumerate(zip(answers, expected)) if round(got, 1) != want]
+    if not wrong and (j := next((i for i, got in enumerate(answers) if got != round(got, 1)), None)) is not None:
+        return incorrect(f"the percentage is right but not rounded to one decimal: {answers[j]!r} for {cases[j][0]}; return "
+                         f"{expected[j]} (round(x, 1), or reduction_percent(before, after, 1))")
     if not wrong:
         _, baseline, messages = cases[0]
         before, after = Size.of(baseline), Size.of(*messages)
@@ -588,8 +620,8 @@ q4 = Exercise(
     ask="fill in reduction(baseline, messages): the percentage of UTF-8 bytes the messages save against the "
         "baseline dump, rounded to one decimal, then run this cell again.",
     hints=(
-        'Everything the model saw counts: every ToolMessage in messages (the manifest, the positions, each page), '
-        'against the whole baseline dump.',
+        'Every tool result the model saw counts: every ToolMessage in messages (the manifest, the positions, each '
+        'page), against the whole baseline dump.',
         'Size.of(*messages) measures several messages together, envelope included; reduction_percent(before, '
         "after, 1) does the arithmetic, with before the baseline's UTF-8 bytes. The checker passes sessions with "
         'more than one page too.',

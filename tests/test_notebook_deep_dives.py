@@ -80,7 +80,13 @@ def test_notebook_ends_with_three_to_five_check_questions_with_hidden_answers(st
     assert check is not None and check >= saw, "the check questions come after 'What we saw'"
     assert closing.index("## What we saw") < CHECK.search(closing).start() < closing.rindex("</details>") \
         < closing.rindex("](") and "\n## " not in closing[closing.rindex("</details>"):], "the next link comes last"
-    questions, _, answers = CHECK.split(closing, 1)[1].partition("<details>")
+    block = CHECK.split(closing, 1)[1]
+    asked = re.findall(r"^\*\*\d\.\*\* ", block, flags=re.MULTILINE)
+    if asked:  # the round-two form: one hidden answer after each question
+        hidden = re.findall(r"<details><summary>Answer</summary>\n\n.+?\n\n</details>", block, flags=re.DOTALL)
+        assert 3 <= len(asked) == len(hidden) <= 5
+        return
+    questions, _, answers = block.partition("<details>")
     assert 3 <= len(re.findall(r"^\d\. ", questions, flags=re.MULTILINE)) <= 5
     assert answers.startswith("<summary>Answers</summary>") and "</details>" in answers
     assert len(re.findall(r"^\d\. ", answers, flags=re.MULTILINE)) == len(re.findall(r"^\d\. ", questions,

@@ -269,8 +269,14 @@ def _step_link(step: str, links: dict[str, str]) -> str:
 
 def render_track_table(track: dict, plan: dict, links: dict[str, str]) -> str:
     """One track for the index: its title, length, what to do before and its text, then a table with a column per
-    day and a row per step ("9:00 · [01](...) · 40 min"), closed by the end time or the total."""
+    day and a row per step ("9:00 · [01](...) · 40 min"), closed by the end time or the total. A track of one
+    untimed day (the 90-minute session) is a list of its steps instead: a one-column table says less."""
     head = render_track({**track, "days": []}, plan)
+    if len(track["days"]) == 1 and "starts" not in track:
+        steps = track["days"][0]
+        items = [f"* {_step_link(s, links)} · {step_minutes(s, plan)} min" for s in steps]
+        return (head + "\n\n" + "\n".join(items)
+                + f"\n\nIn all: {sum(step_minutes(s, plan) for s in steps)} min.")
     columns = []
     for steps in track["days"]:
         cells, at = [], None
@@ -374,14 +380,27 @@ def _guide_text(plan: dict) -> str | None:
     return head + guide_timing(plan) + rest.split(GUIDE_END, 1)[1]
 
 
+def glossary_heading(term: str, plan: dict) -> str:
+    """A glossary term as its heading shows it: course.toml's [glossary-headings] name ("BEGIN IMMEDIATE"), or the
+    term's key when it reads as it is ("manifest")."""
+    return plan.get("glossary-headings", {}).get(term, term)
+
+
 def _glossary(plan: dict, series_nbs: list[tuple[Path, object]]) -> str:
+    """The glossary, sorted by heading. The key stays each entry's anchor (notebooks link ``00_index.ipynb#<key>``):
+    a heading that differs from its key gets an explicit ``<a id="<key>">`` before it, since JupyterLab and the
+    website would derive other ids from the heading's text."""
     lines = []
     def link(key: str) -> str:
         return f"[{key}]({next((p.name for p, _ in series_nbs if key_of(p.stem) == key), '')})"
 
-    for term, (definition, first, *met) in sorted(plan.get("glossary", {}).items()):
+    terms = plan.get("glossary", {})
+    for term in sorted(terms, key=lambda t: glossary_heading(t, plan).strip("`").lower()):
+        definition, first, *met = terms[term]
         seen = f"Met first in {link(met[0])}, taught in {link(first)}." if met else f"First taught in {link(first)}."
-        lines.append(f"### {term}\n\n{definition} {seen}\n")
+        heading = glossary_heading(term, plan)
+        anchor = f'<a id="{term}"></a>\n\n' if heading != term else ""
+        lines.append(f"{anchor}### {heading}\n\n{definition} {seen}\n")
     return "\n".join(lines)
 
 

@@ -107,11 +107,19 @@ _CELL = re.compile(r"(?:(\d{1,2}):(\d\d) · )?(.+?) · (\d+) min")
 
 
 def _index_track(title: str) -> tuple[str, list[tuple[str, int]], list[list[tuple[str | None, str, int]]], list[str]]:
-    """A track as the index shows it (issue 34 review: tracks as tables): its paragraph, the before steps, each day's
-    steps from the table's columns (clock time or None, label, minutes) and each column's closing cell."""
+    """A track as the index shows it (issue 34 review: tracks as tables; one untimed day as a list): its paragraph,
+    the before steps, each day's steps from the table's columns or the list (clock time or None, label, minutes) and
+    each column's closing cell (a list's "In all: N min." read as "in all · N min")."""
     text = _index()
     paragraph = _paragraph(text, title)
     before, _ = _rendered_days(paragraph)
+    listed = re.search(rf"^\*\*{re.escape(title)}\*\*[^\n]*\n\n((?:\* [^\n]*\n)+)\nIn all: (\d+) min\.", text,
+                       flags=re.MULTILINE)
+    if listed:
+        cells = [_LINK.sub(r"\1", line[2:]).strip() for line in listed.group(1).splitlines()]
+        steps = [(f"{int(h)}:{mm}" if h else None, label, int(n))
+                 for h, mm, label, n in (_CELL.fullmatch(c).groups() for c in cells)]
+        return paragraph, before, [steps], [f"in all · {listed.group(2)} min"]
     m = re.search(rf"^\*\*{re.escape(title)}\*\*.*?\n\n((?:\|[^\n]*\n?)+)", text, flags=re.MULTILINE | re.DOTALL)
     assert m, f"no table for the track {title!r}"
     rows = [[_LINK.sub(r"\1", c).strip() for c in line.strip().strip("|").split("|")]

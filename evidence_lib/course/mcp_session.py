@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +25,11 @@ __all__ = ["McpSession", "ServerProcess"]
 
 #: Seconds any one request may take before the caller gives up.
 TIMEOUT = 120
+
+# The SDK's client logs a warning when a session ends against a server that is gone (notebook 13 kills one on
+# purpose); with no logging configured, Python prints it on the kernel's stderr, which a cell's stored output cannot
+# hold. A handler on the SDK's logger keeps such records off stderr; they still reach any handler the caller installs.
+logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 
 class McpSession:

@@ -91,7 +91,7 @@ ones you would see.
 SITE_NOTE = """\
 ```{{note}}
 These pages are the notebooks as committed, with their stored outputs: nothing is re-run here. Everything runs
-offline: to run a notebook, clone the repository and `make lab`{binder}. The interactive widgets of notebook 10
+offline: to run a notebook, {sources} and `make lab`{binder}. The interactive widgets of notebook 10
 need that live kernel. The workshop's solutions and facilitator guide are in the sidebar's *Facilitators*
 section.
 ```
@@ -184,6 +184,15 @@ def is_widget_output(output: dict) -> bool:
     text = data.get("text/plain", "")
     text = "".join(text) if isinstance(text, list) else text
     return output.get("output_type") == "execute_result" and bool(WIDGET_REPR.match(text.strip()))
+
+
+def site_note(repository: str | None) -> str:
+    """The home page's note: where the sources are. A build without a repository names none (no made-up address):
+    the reader gets them where they got the site."""
+    if repository:
+        return SITE_NOTE.format(sources=f"clone [the repository](https://github.com/{repository})",
+                                binder=", or use the Binder badge at the top of each page")
+    return SITE_NOTE.format(sources="get the sources (the repository you received this site with)", binder="")
 
 
 def binder_hint(repository: str | None) -> str:
@@ -293,7 +302,7 @@ def stage(src: Path, repository: str | None = None) -> dict[str, int]:
         counts["API page"] = 1
         sections.append(toctree("Library", ["api"]))
     nb = staged.pop(home)
-    note = SITE_NOTE.format(binder=", or use the Binder badge at the top of each page" if repository else "")
+    note = site_note(repository)
     title = next((c for c in nb.cells if c.cell_type == "markdown" and re.search(r"^# ", c.source, re.M)), None)
     if title is None:
         nb.cells.insert(0, nbformat.v4.new_markdown_cell(note, id="site-note"))
@@ -315,6 +324,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.monotonic()
     repository = site_repository()
+    if repository is None:
+        print(f"site: warning: {REPOSITORY_ENV} is not set: the pages link to no repository (no GitHub button, no "
+              "launch badges) and tell readers to get the sources where they got the site; set it to owner/name "
+              "for a published site", file=sys.stderr)
     counts = stage(args.src, repository)
     print("site 1/2: staged " + ", ".join(f"{n} {k}" for k, n in counts.items()) + f" in {args.src}")
     if args.out.exists():

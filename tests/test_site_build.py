@@ -1,0 +1,43 @@
+"""The website build's own rules (scripts/build_site.py), without Sphinx or a browser (tests/browser/test_site.py
+checks the built pages)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_build_site():
+    spec = importlib.util.spec_from_file_location("build_site", ROOT / "scripts" / "build_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_home_note_says_where_the_sources_are_with_and_without_a_repository():
+    """A build without EVIDENCE_SITE_REPOSITORY said "clone the repository" and named none: it now says to get
+    the sources where the site came from (no made-up address); with one, it links it."""
+    build = load_build_site()
+    without = build.site_note(None)
+    assert "the repository you received this site with" in without and "github.com" not in without
+    with_repo = build.site_note("example-org/evidence-series")
+    assert "[the repository](https://github.com/example-org/evidence-series)" in with_repo
+    assert "Binder" in with_repo
+
+
+def test_build_warns_when_no_repository_is_configured(monkeypatch, capsys, tmp_path):
+    """No repository address: the build says so on stderr before it stages anything."""
+    build = load_build_site()
+    monkeypatch.delenv(build.REPOSITORY_ENV, raising=False)
+
+    def stop(*args, **kwargs):
+        raise SystemExit(0)
+
+    monkeypatch.setattr(build, "stage", stop)
+    try:
+        build.main(["--src", str(tmp_path / "src"), "--out", str(tmp_path / "out")])
+    except SystemExit:
+        pass
+    assert f"warning: {build.REPOSITORY_ENV} is not set" in capsys.readouterr().err

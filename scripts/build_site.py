@@ -209,10 +209,15 @@ def transform(nb: nbformat.NotebookNode, rel: str, repository: str | None) -> tu
             cell.source = INDEX_LINK.sub(r"\1index.ipynb", launch_links(cell.source, repository))
             if solution and re.search(r"^# ", cell.source, re.M) and not any(
                     c.get("id") == "site-solution-note" for c in cells):
-                cell.source = re.sub(r"^# ", "# Solutions · ", cell.source, count=1, flags=re.M)
+                # The note right under the title, before anything else of the title's cell: the first thing read.
+                source = re.sub(r"^# ", "# Solutions · ", cell.source, count=1, flags=re.M)
+                end = re.search(r"^# .*$", source, re.M).end()
+                cell.source, rest = source[:end], source[end:]
                 cells.append(cell)
                 cells.append(nbformat.v4.new_markdown_cell(
                     SOLUTION_NOTE.format(student=f"../{Path(rel).name}"), id="site-solution-note"))
+                if rest.strip():
+                    cells.append(nbformat.v4.new_markdown_cell(rest.strip("\n"), id="site-solution-intro"))
                 continue
         cells.append(cell)
         if cell.cell_type == "code" and any(is_widget_output(o) for o in cell.get("outputs", [])):

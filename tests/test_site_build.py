@@ -57,3 +57,20 @@ def test_api_reference_reads_as_code_not_as_the_bug_tracker():
     assert not re.findall(r"\(issue \d+", page), "a public docstring cites an issue number"
     assert "AnswerCheck(answer: Answer" not in page.split("```python\nAnswerCheck(")[1].split("```", 1)[1]
     assert not re.findall(r"^### `evidence_lib", page, flags=re.M), "headings are the short names"
+
+
+def test_solution_note_comes_right_under_the_title():
+    """A fresh-eyes review: the "Facilitator material" note came after the solution's whole first cell (its
+    introduction); learners must meet it first, right under the title."""
+    import nbformat
+
+    build = load_build_site()
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Workshop part 1\n\nThe introduction, several lines long.\n\nMore."),
+        nbformat.v4.new_code_cell("x = 1"),
+    ])
+    out, _ = build.transform(nb, "exercises/solutions/workshop_part1.ipynb", None)
+    sources = [c.source for c in out.cells]
+    assert sources[0] == "# Solutions · Workshop part 1"
+    assert "Facilitator material" in sources[1]
+    assert sources[2].startswith("The introduction") and sources[3] == "x = 1"

@@ -74,3 +74,21 @@ def test_solution_note_comes_right_under_the_title():
     assert sources[0] == "# Solutions · Workshop part 1"
     assert "Facilitator material" in sources[1]
     assert sources[2].startswith("The introduction") and sources[3] == "x = 1"
+
+
+def test_figures_have_readable_titles_and_alt_text_not_file_names():
+    """A fresh-eyes review: the Figures page's headings and alt texts were file names (figure1-experiment.en) and
+    a notebook chart's alt text was its hash file name."""
+    import nbformat
+
+    build = load_build_site()
+    heading, alt = build.figure_title(ROOT / "figures" / "figure2-flow.zh.png")
+    assert heading == "Figure 2 · From manifest to position to text (Chinese)"
+    assert alt.startswith("Figure 2 · From manifest to position to text, Chinese labels: ") and "figure2" not in alt
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# A notebook\n\n## Where the bytes go"),
+        nbformat.v4.new_code_cell("plot()", outputs=[nbformat.v4.new_output(
+            "display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})]),
+    ])
+    out, _ = build.transform(nb, "01_x.ipynb", None)
+    assert out.cells[1].metadata["mystnb"]["image"]["alt"] == "Chart drawn by the code above, in “Where the bytes go”"

@@ -9,11 +9,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def load_build_site():
-    spec = importlib.util.spec_from_file_location("build_site", ROOT / "scripts" / "build_site.py")
+def load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_build_site():
+    return load_script("build_site")
 
 
 def test_home_note_says_where_the_sources_are_with_and_without_a_repository():
@@ -47,10 +51,7 @@ def test_api_reference_reads_as_code_not_as_the_bug_tracker():
     """A fresh-eyes review of site/api.md: type hints were quoted strings (`tenant: 'str'`, 81 of them), a
     dataclass showed its generated signature as its description, docstrings cited issue numbers, and the
     Contents cut the long headings (`evidence_lib.Evidenc...`): short headings now, the full name under them."""
-    spec = importlib.util.spec_from_file_location("api_reference", ROOT / "scripts" / "api_reference.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    page = module.page()
+    page = load_script("api_reference").page()
     import re
 
     assert not re.findall(r"\w: '[\w\[\]., |]+'", page), "a type hint is shown as a quoted string"

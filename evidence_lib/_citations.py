@@ -151,7 +151,7 @@ class Answer:
 
 @dataclass(frozen=True)
 class AnswerCheck:
-    """What ``verify_citations`` found for one answer: one ``CitationCheck`` per citation (notebook 03)."""
+    """What ``verify_citations`` found for one answer: one ``CitationCheck`` per citation."""
 
     answer: Answer
     checks: tuple[CitationCheck, ...]

@@ -620,8 +620,15 @@ class ArticleText(HTMLParser):
         if self.depth:
             self.depth += tag not in VOID_ELEMENTS
             self.skip += tag in ("script", "style")
+            if tag == "img" and not self.skip:  # Sphinx indexes an image's alt text too (the Figures page's)
+                self.parts.append(" " + (dict(attrs).get("alt") or "") + " ")
         elif tag == "article" and "bd-article" in (dict(attrs).get("class") or "").split():
             self.depth = 1
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)  # <img ... />: opens nothing, so it closes nothing either
+        if tag not in VOID_ELEMENTS:
+            self.handle_endtag(tag)
 
     def handle_endtag(self, tag: str) -> None:
         if self.depth:

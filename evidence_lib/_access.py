@@ -44,7 +44,7 @@ class Access:
 
     ``read`` and ``discover`` hold grant names (``*``, ``user:alice``, ``group:finance``).
     ``discover=None`` means "whoever may read may also discover". Reading needs both grants: a document the
-    principal may not discover is hidden, and a hidden document is refused like one that never existed (issue 7).
+    principal may not discover is hidden, and a hidden document is refused like one that never existed.
     """
 
     tenant: str

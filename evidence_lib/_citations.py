@@ -76,6 +76,7 @@ class CitationCheck:
 
     @property
     def ok(self) -> bool:
+        """True when the citation matched the text it names."""
         return self.reason == "ok"
 
     def __str__(self) -> str:
@@ -114,7 +115,7 @@ def verify_citation(index: IndexProtocol, citation: Citation, reads: Ledger | It
     The revision may be quoted as stored or as the replies show it (cut to 40 characters); the sha256 is the full
     one or a compact reply's content handle (``#`` and 6+ hex digits), resolved here against the full hash the
     index recorded. Only the cited range's bytes are fetched, and they are verified before they are compared. An
-    empty range ``[s, s)`` cites no text: ``empty_range``, whatever the document (issue 31).
+    empty range ``[s, s)`` cites no text: ``empty_range``, whatever the document.
     """
     if citation.start == citation.end:
         return CitationCheck(citation, "empty_range")
@@ -150,11 +151,14 @@ class Answer:
 
 @dataclass(frozen=True)
 class AnswerCheck:
+    """What ``verify_citations`` found for one answer: one ``CitationCheck`` per citation."""
+
     answer: Answer
     checks: tuple[CitationCheck, ...]
 
     @property
     def ok(self) -> bool:
+        """True when the answer cites something and every citation checks out."""
         return bool(self.checks) and all(c.ok for c in self.checks)
 
     def __str__(self) -> str:

@@ -123,7 +123,7 @@ class Ledger:
     @contextmanager
     def locked(self) -> Iterator[Tally]:
         """The counters under this ledger's lock, held until the block ends: no other thread checks or writes
-        meanwhile (issue 2: without it, 4 calls were charged under ``max_calls=3``)."""
+        meanwhile (without it, 4 calls were charged under ``max_calls=3``)."""
         with self._lock:
             yield self.tally()
 
@@ -134,6 +134,7 @@ class Ledger:
     # -- what has been spent ------------------------------------------------------------
     @property
     def charged(self) -> list[LedgerEntry]:
+        """The entries the budget paid for (refusals cost nothing)."""
         return [e for e in self.entries if e.charged]
 
     @property
@@ -143,6 +144,7 @@ class Ledger:
 
     @property
     def refusals(self) -> list[LedgerEntry]:
+        """The entries the ledger refused: nothing was read for them."""
         return [e for e in self.entries if not e.charged]
 
     def totals(self) -> dict[str, int]:
@@ -156,6 +158,7 @@ class Ledger:
                 "tokens": sum(e.tokens for e in entries), "refused": sum(1 for e in entries if not e.charged)}
 
     def limits(self) -> dict[str, int | None]:
+        """The budget's four caps by name (calls, chars, bytes, tokens); ``None`` is no cap."""
         b = self.budget
         return {"calls": b.max_calls, "chars": b.max_chars, "bytes": b.max_bytes, "tokens": b.max_tokens}
 
@@ -302,6 +305,7 @@ class Ledger:
         return "\n".join(lines)
 
     def as_rows(self) -> list[dict]:
+        """Every entry as a plain dict, one row per call: for a table or JSON."""
         return [asdict(e) for e in self.entries]
 
 

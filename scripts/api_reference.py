@@ -38,11 +38,25 @@ PACKAGES = {
 MAX_SIGNATURE = 400
 
 
+class Annotation(str):
+    """A type hint as the source spells it (``tuple[Citation, ...]``), shown without the quotes ``repr`` adds to
+    the strings ``from __future__ import annotations`` leaves: evaluated, it would name private modules."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def unquoted(sig: inspect.Signature) -> inspect.Signature:
+    hint = lambda a: Annotation(a) if isinstance(a, str) else a  # noqa: E731
+    params = [p.replace(annotation=hint(p.annotation)) for p in sig.parameters.values()]
+    return sig.replace(parameters=params, return_annotation=hint(sig.return_annotation))
+
+
 def signature(name: str, obj: object) -> str:
     """The line a reader calls: ``name(params)`` for classes and functions, ``name: type`` for data."""
     if inspect.isclass(obj) or callable(obj):
         try:
-            text = f"{name}{inspect.signature(obj)}"
+            text = f"{name}{unquoted(inspect.signature(obj))}"
         except (TypeError, ValueError):  # builtins and some C types have no signature
             return f"{name}(...)"
         text = re.sub(r"<function ([\w.<>]+) at 0x[0-9a-f]+>", r"\1", text)  # no addresses: the page is stable
@@ -61,7 +75,10 @@ def markdown(doc: str) -> str:
 def entry(package: str, name: str, obj: object) -> list[str]:
     kind = "class" if inspect.isclass(obj) else "function" if callable(obj) else "data"
     doc = inspect.getdoc(obj) if kind != "data" else None
-    lines = [f"### `{package}.{name}`", "", f"*{kind}*", "", "```python", signature(name, obj), "```", ""]
+    if doc and inspect.isclass(obj) and doc.startswith(f"{name}("):  # a dataclass's generated docstring
+        doc = None
+    # A short heading (the page's Contents has room for it), the full name under it.
+    lines = [f"### `{name}`", "", f"*{kind}* `{package}.{name}`", "", "```python", signature(name, obj), "```", ""]
     if doc:
         lines += [markdown(doc), ""]
     if inspect.isclass(obj):

@@ -91,7 +91,7 @@ ones you would see.
 SITE_NOTE = """\
 ```{{note}}
 These pages are the notebooks as committed, with their stored outputs: nothing is re-run here. Everything runs
-offline: to run a notebook, clone the repository and `make lab`{binder}. The interactive widgets of notebook 10
+offline: to run a notebook, {sources} and `make lab`{binder}. The interactive widgets of notebook 10
 need that live kernel. The workshop's solutions and facilitator guide are in the sidebar's *Facilitators*
 section.
 ```
@@ -186,6 +186,15 @@ def is_widget_output(output: dict) -> bool:
     return output.get("output_type") == "execute_result" and bool(WIDGET_REPR.match(text.strip()))
 
 
+def site_note(repository: str | None) -> str:
+    """The home page's note: where the sources are. A build without a repository names none (no made-up address):
+    the reader gets them where they got the site."""
+    if repository:
+        return SITE_NOTE.format(sources=f"clone [the repository](https://github.com/{repository})",
+                                binder=", or use the Binder badge at the top of each page")
+    return SITE_NOTE.format(sources="get the sources (the repository you received this site with)", binder="")
+
+
 def binder_hint(repository: str | None) -> str:
     return " or launch it on Binder with the badge at the top of the page" if repository else ""
 
@@ -193,19 +202,30 @@ def binder_hint(repository: str | None) -> str:
 def transform(nb: nbformat.NotebookNode, rel: str, repository: str | None) -> tuple[nbformat.NotebookNode, int]:
     """The staged copy: launch badges (or none), links to the index as the home page, a live-kernel note after
     each widget cell; a solution is marked as facilitator material. Returns (nb, widgets)."""
-    cells, widgets = [], 0
+    cells, widgets, section = [], 0, title_text(nb)
     solution = rel.startswith("exercises/solutions/")
     for cell in nb.cells:
         if cell.cell_type == "markdown":
+            headings = re.findall(r"^#{1,3} (.+)$", cell.source, re.M)
+            section = headings[-1].strip() if headings else section
             cell.source = INDEX_LINK.sub(r"\1index.ipynb", launch_links(cell.source, repository))
             if solution and re.search(r"^# ", cell.source, re.M) and not any(
                     c.get("id") == "site-solution-note" for c in cells):
-                cell.source = re.sub(r"^# ", "# Solutions · ", cell.source, count=1, flags=re.M)
+                # The note right under the title, before anything else of the title's cell: the first thing read.
+                source = re.sub(r"^# ", "# Solutions · ", cell.source, count=1, flags=re.M)
+                end = re.search(r"^# .*$", source, re.M).end()
+                cell.source, rest = source[:end], source[end:]
                 cells.append(cell)
                 cells.append(nbformat.v4.new_markdown_cell(
                     SOLUTION_NOTE.format(student=f"../{Path(rel).name}"), id="site-solution-note"))
+                if rest.strip():
+                    cells.append(nbformat.v4.new_markdown_cell(rest.strip("\n"), id="site-solution-intro"))
                 continue
         cells.append(cell)
+        if cell.cell_type == "code" and any("image/png" in o.get("data", {}) for o in cell.get("outputs", [])):
+            # Alt text for the chart (myst-nb's cell option), not the image's hash file name.
+            cell.metadata.setdefault("mystnb", {}).setdefault("image", {}).setdefault(
+                "alt", f"Chart drawn by the code above, in “{section}”")
         if cell.cell_type == "code" and any(is_widget_output(o) for o in cell.get("outputs", [])):
             widgets += 1
             cells.append(nbformat.v4.new_markdown_cell(
@@ -213,6 +233,30 @@ def transform(nb: nbformat.NotebookNode, rel: str, repository: str | None) -> tu
                 id=f"site-widget-note-{widgets}"))
     nb.cells = cells
     return nb, widgets
+
+
+def title_text(nb: nbformat.NotebookNode) -> str:
+    """A notebook's first level-1 heading, without markup (empty if it has none)."""
+    for cell in nb.cells:
+        m = re.search(r"^# (.+)$", cell.source, re.M) if cell.cell_type == "markdown" else None
+        if m:
+            return m.group(1).strip()
+    return ""
+
+
+def figure_title(png: Path) -> tuple[str, str]:
+    """A figure's heading and alt text: the title it is drawn with and what its drawing function says it shows
+    (evidence_lib.course.figures), not its file name."""
+    from evidence_lib.course import figures  # matplotlib: only when the site has figures
+
+    key, _, lang = png.stem.rpartition(".")
+    number = re.match(r"figure(\d+)", key)
+    # The English title for both languages: the site's web font holds only the CJK characters the pages show.
+    title = figures.LABELS["en"].get(f"f{number.group(1)}_title", key) if number else key
+    title = re.sub(r"\s*\|\s*", " · ", title, count=1)
+    what = (figures.FIGURES[key].__doc__ or "").split("\n\n")[0].replace("\n", " ").strip() if key in figures.FIGURES else ""
+    language = {"en": "English", "zh": "Chinese"}.get(lang, lang)
+    return f"{title} ({language})", f"{title}, {language} labels: {what}".rstrip(": ")
 
 
 def title_of(path: Path) -> str:
@@ -267,11 +311,12 @@ def stage(src: Path, repository: str | None = None) -> dict[str, int]:
     if figures:
         shutil.copytree(FIGURES, src / "figures", ignore=shutil.ignore_patterns("*.tmp"))
         lines = ["# Figures", "",
-                 "The article's figures as `make figures` regenerates them into `figures/` (PNG and SVG, in English "
-                 "and Chinese; byte-identical on every run).", ""]
+                 "The article's three figures, each in English and in Chinese, as PNG with an SVG to download. "
+                 "`make figures` draws them again into `figures/`, byte for byte the same.", ""]
         for png in figures:
             svg = png.with_suffix(".svg")
-            lines += [f"## {png.stem}", "", f"```{{figure}} figures/{png.name}", f":alt: {png.stem}", ":width: 100%", "",
+            heading, alt = figure_title(png)
+            lines += [f"## {heading}", "", f"```{{figure}} figures/{png.name}", f":alt: {alt}", ":width: 100%", "",
                       f"`figures/{png.name}`" + (f" ({{download}}`SVG <figures/{svg.name}>`)" if svg.exists() else ""),
                       "```", ""]
         (src / "figures.md").write_text("\n".join(lines), encoding="utf-8")
@@ -293,7 +338,7 @@ def stage(src: Path, repository: str | None = None) -> dict[str, int]:
         counts["API page"] = 1
         sections.append(toctree("Library", ["api"]))
     nb = staged.pop(home)
-    note = SITE_NOTE.format(binder=", or use the Binder badge at the top of each page" if repository else "")
+    note = site_note(repository)
     title = next((c for c in nb.cells if c.cell_type == "markdown" and re.search(r"^# ", c.source, re.M)), None)
     if title is None:
         nb.cells.insert(0, nbformat.v4.new_markdown_cell(note, id="site-note"))
@@ -315,6 +360,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.monotonic()
     repository = site_repository()
+    if repository is None:
+        print(f"site: warning: {REPOSITORY_ENV} is not set: the pages link to no repository (no GitHub button, no "
+              "launch badges) and tell readers to get the sources where they got the site; set it to owner/name "
+              "for a published site", file=sys.stderr)
     counts = stage(args.src, repository)
     print("site 1/2: staged " + ", ".join(f"{n} {k}" for k, n in counts.items()) + f" in {args.src}")
     if args.out.exists():

@@ -62,4 +62,8 @@ html_theme_options = {
     # showed two search fields. Empty, the header is not drawn: the visible buttons are the first, and the
     # sidebar's search field is the one search box. tests/browser/test_site_drawers.py clicks them.
     "navbar_persistent": [],
+    # One line of credits (author.html repeated the copyright's names), and the sources on every page when the
+    # build names a repository.
+    "footer_content_items": ["copyright.html", "extra-footer.html"],
+    "extra_footer": (f'<p>Sources: <a href="https://github.com/{_repo}">github.com/{_repo}</a></p>' if _repo else ""),
 }

@@ -288,7 +288,7 @@ def test_every_exported_name_resolves_and_is_documented(package):
     page = API_PAGE.read_text(encoding="utf-8")
     for name in module.__all__:
         obj = getattr(module, name)  # resolves (a lazy name loads its module here)
-        assert f"### `{package}.{name}`" in page, f"{package}.{name} is not in {API_PAGE.relative_to(ROOT)}"
+        assert f"* `{package}.{name}`\n" in page, f"{package}.{name} is not in {API_PAGE.relative_to(ROOT)}"
         if inspect.isclass(obj) or inspect.isfunction(obj):
             assert inspect.getdoc(obj), f"{package}.{name} has no docstring"
 
@@ -296,7 +296,7 @@ def test_every_exported_name_resolves_and_is_documented(package):
 def test_the_api_reference_names_nothing_that_is_not_exported():
     page = API_PAGE.read_text(encoding="utf-8")
     exported = {f"{p}.{n}" for n, ps in public_names().items() for p in ps}
-    named = set(re.findall(r"^### `(evidence_lib[\w.]*)`", page, flags=re.M))
+    named = set(re.findall(r"^\*\w+\* `(evidence_lib[\w.]*)`$", page, flags=re.M))
     assert named - exported == set()
 
 

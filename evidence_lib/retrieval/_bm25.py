@@ -197,7 +197,7 @@ class BM25Retriever(BaseRetriever):
     ``allowed`` (set per principal by the evidence tools, see :class:`~evidence_lib.retrieval.RetrieverSource`)
     removes documents before ranking: hidden documents never take a top-k slot or change a score. An inverted index
     (:class:`~evidence_lib.retrieval._postings.Postings`), built by the first query and shared by every copy, makes
-    a query cost the postings of its terms, not the corpus (issue 33). Treat ``documents`` as fixed once built.
+    a query cost the postings of its terms, not the corpus. Treat ``documents`` as fixed once built.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

@@ -383,7 +383,7 @@ class Reach:
 
 
 class DocIds:
-    """Which doc_id names which text, for one task (issue 31): chunks of one source that share a metadata doc_id get
+    """Which doc_id names which text, for one task: chunks of one source that share a metadata doc_id get
     ``guide``, ``guide~2``, ... in the order first met, and an id, once given, names that same text (its sha256) for
     as long as the registry lives, whatever order later searches meet the chunks in. Safe under threads.
 

@@ -157,7 +157,7 @@ class StoreLedger(Ledger):
 
     def keep_until(self, until: datetime) -> None:
         """Live at least until ``until``: something the task can still read (an offloaded result) expires then, so
-        its ledger must not expire first (issue 31: a result stored after a day's idleness answered
+        its ledger must not expire first (without it, a result stored after a day's idleness answered
         ``ledger_expired`` while its handle said it was readable). An alive ledger's expiry is extended; one that
         expired or was removed is opened anew, a new budget, as opening the task again would."""
         now, until_us = self.store.now_us(), to_us(until)

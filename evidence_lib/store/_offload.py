@@ -366,7 +366,7 @@ class ToolResults:
         """One tool call of its own (:func:`evidence_lib._calls.serving`; every tool call opens one): the listing is
         read and each result's snapshot resolved once for the call (the listed ones together), and each result's
         chunks are fetched and verified once, all in the call's one read transaction of the store, however many
-        matches the call finds (issue 31: a locate resolved the snapshot again for every window it cut)."""
+        matches the call finds (without it, a locate resolved the snapshot again for every window it cut)."""
         return calls.serving(neighbours=neighbours)
 
     def _kept(self) -> dict[str, Any] | None:

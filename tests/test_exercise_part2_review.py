@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 
-from evidence_lib import Size, utf8_bytes
+from evidence_lib import Size, _paging, utf8_bytes
 from evidence_lib._measure import reduction_percent
-from evidence_lib import _paging
 from evidence_lib.course.exercises import part2
 
 

@@ -173,12 +173,12 @@ def test_quick_start_comes_first_and_quotes_the_measured_setup():
     assert "make lab" in quick and "make test" in quick and "00_index" in quick and "01_baseline-dump" in quick
     uv, newcomer = _setup_figures()
     assert (f"{uv['low_s']} to {uv['high_s']} s on a {uv['cpus']}-core machine, with a progress line at least every "
-            f"{uv['silence_s']} s, leaving {uv['venv_mb']:,} MB") in quick, uv
+            f"{uv['silence_s']} s, leaving {uv['venv_mb']:,} MB in `.venv`") in quick, uv
     assert f"print the lab's address in about {newcomer['lab_s']} s" in quick, newcomer
     assert f"{newcomer['test_min']} minutes on {uv['cpus']} cores" in quick, newcomer
     # A reviewer's first run left 769 MB where the quick start promised 695: the figure is the file's runs', and the
     # quick start says it varies.
-    assert f"leaving {uv['venv_mb']:,} MB in `bench/results/setup.json`'s runs (the size varies" in quick
+    assert f"leaving {uv['venv_mb']:,} MB in `.venv` (measured in `bench/results/setup.json`; the size varies" in quick
     # make test is for maintainers (6 minutes of both cores), not the learner's second command.
     assert "```bash make lab #" in quick and "make test #" not in quick
     assert "**For maintainers, not needed to follow the course:** `make test`" in quick

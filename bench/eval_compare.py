@@ -48,6 +48,7 @@ import tempfile
 from pathlib import Path
 
 from evidence_lib.__main__ import main
+from evidence_lib.course.eval_tables import bytes_by_tool_table, every_set_table, floor_table, load_sets
 from evidence_lib.eval._deepagents_flow import DEEPAGENTS_FLOWS, grep_engine
 from evidence_lib.eval._run import FLOWS, over_floor, targets
 
@@ -201,27 +202,12 @@ TABLE = OUT / "eval_all_sets.txt"
 def write_table() -> None:
     """Write :data:`TABLE` from every ``eval_*.json`` in bench/results/ (:func:`evidence_lib.course.eval_tables.every_set_table`
     and the bytes per tool)."""
-    from evidence_lib.course.eval_tables import bytes_by_tool_table, every_set_table, load_sets
-
     results = load_sets(OUT)
     TABLE.write_text("Every QA set, both choosers (python bench/eval_compare.py writes this file)\n\n"
                      + every_set_table(results) + "\n\nWhere the bytes go, per tool\n\n"
                      + bytes_by_tool_table(results) + "\n\nMedian bytes over the physical floor (the answer span "
                      "with its citation line, as the answer format writes it; median over the set's questions)\n\n"
                      + floor_table(results) + "\n", encoding="utf-8")
-
-
-def floor_table(results: dict) -> str:
-    """Per set, chooser and flow: the set's median physical floor, the flow's median bytes, and their ratio
-    (``median_bytes_over_floor``); files written before the floor was measured are left out."""
-    from evidence_lib.course.eval_tables import _num, _render, runs_by_chooser
-
-    rows = [(name, chooser, flow, _num(s["median_bytes"]), _num(result["physical_floor"]["median_bytes"]),
-             f"{s['median_bytes_over_floor']:.2f}x")
-            for name, result in results.items() if "physical_floor" in result
-            for chooser, run in runs_by_chooser(result).items()
-            for flow, s in run["flows"].items() if "median_bytes_over_floor" in s]
-    return _render(("set", "chooser", "flow", "median B", "floor B", "median B / floor"), rows, left=3)
 
 
 def unpack_corpora(names: list[str]) -> None:

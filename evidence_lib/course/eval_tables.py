@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PEER", "bytes_by_tool_table", "engines", "every_set_table", "flow_table", "load_sets", "ratio",
-           "runs_by_chooser"]
+__all__ = ["PEER", "bytes_by_tool_table", "engines", "every_set_table", "floor_table", "flow_table", "load_sets",
+           "ratio", "runs_by_chooser"]
 
 #: The flow every ratio is taken against: Deep Agents' own tools used as a capable model would.
 PEER = "deepagents"
@@ -135,3 +135,14 @@ def bytes_by_tool_table(results: Mapping[str, Result], flows: Sequence[str] = ("
             for flow in flows if flow in run["flows"]
             for tool, t in run["flows"][flow].get("bytes_by_tool", {}).items()]
     return _render(header, rows, left=4)
+
+
+def floor_table(results: Mapping[str, Result]) -> str:
+    """Per set, chooser and flow: the flow's median bytes, the set's median physical floor and their ratio
+    (``median_bytes_over_floor``); files written before the floor was measured are left out."""
+    rows = [(name, chooser, flow, _num(s["median_bytes"]), _num(result["physical_floor"]["median_bytes"]),
+             f"{s['median_bytes_over_floor']:.2f}x")
+            for name, result in results.items() if "physical_floor" in result
+            for chooser, run in runs_by_chooser(result).items()
+            for flow, s in run["flows"].items() if "median_bytes_over_floor" in s]
+    return _render(("set", "chooser", "flow", "median B", "floor B", "median B / floor"), rows, left=3)

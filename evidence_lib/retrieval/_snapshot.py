@@ -23,6 +23,7 @@ import hmac
 import inspect
 import re
 import secrets
+import string
 import sys
 import threading
 import warnings
@@ -42,7 +43,7 @@ from .._access import NOBODY, Access, Action, Principal, allowed, parse_access
 from .._documents import Document
 from .._ids import escape_doc_id
 from .._index import PREVIEW_CHARS, Decoded, EvidenceIndex, IndexEntry, Snapshot, sha256_hex, text_range
-from .._locate import LocateOptions, find, wrapped_pattern
+from .._locate import HYPHENS, WRAP_SPACE, LocateOptions, find, wrapped_pattern
 from .._toolkit import clean_text
 from ._bm25 import BM25Retriever, FixedFilter
 from ._corpora import first_line
@@ -55,8 +56,8 @@ __all__ = ["DEFAULT_HISTORY_LIMIT", "ENCODED_CACHE_BYTES", "MAX_FETCH", "WHOLE_C
 _WORD_TERM = re.compile(r"[A-Za-z0-9_]+")
 #: From a hyphen, a line wrap and an ASCII letter (the letter before the hyphen is checked apart): where an ASCII word
 #: may match across lines (:mod:`evidence_lib._locate`).
-_ASCII_HYPHEN_WRAP = re.compile("[-\u2010\u00ad][ \t\u3000]*+(?:\r\n|\r|\n)[ \t\u3000]*+[A-Za-z]")
-_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_ASCII_HYPHEN_WRAP = re.compile(f"[{re.escape(HYPHENS)}][{WRAP_SPACE}]*+(?:\r\n|\r|\n)[{WRAP_SPACE}]*+[A-Za-z]")
+_ASCII_LETTERS = frozenset(string.ascii_letters)
 
 #: A top-k retriever that cannot filter before ranking is asked again with twice the k until k visible documents,
 #: until it returns fewer than asked (exhausted), or until it was asked for MAX_FETCH (a k at or above MAX_FETCH is

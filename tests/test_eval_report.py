@@ -129,3 +129,34 @@ def test_every_set_table_reports_both_grep_engines_when_a_file_holds_both():
     assert "4/6" in row and "1.50x" in row
     assert sum("compact" in line for line in table.splitlines()) == 1  # compact is not repeated
     assert "grep engine ripgrep (and python grep, rows marked)" in table
+
+
+def test_sets_at_a_glance_prints_one_line_per_set_with_size_answered_and_median_bytes_ratio(results):
+    """Issue 34 (08x): the held-out sets were described in prose only; one line per set shows them from the files."""
+    from evidence_lib.course.eval_tables import sets_at_a_glance
+
+    lines = sets_at_a_glance(results).splitlines()
+    assert lines[0].split() == ["set", "chooser", "documents", "questions", "compact", "answered", "DA", "answered",
+                                "median", "B", "/", "DA"]
+    assert [line.split() for line in lines[1:]] == [["small", "overlap", "7", "10", "7", "10", "0.75x"],
+                                                    ["big", "overlap", "3,000", "10", "9", "8", "1.33x"]]
+    assert sets_at_a_glance(results, chooser="oracle").splitlines()[1].split() == ["small", "oracle", "7", "10", "10",
+                                                                                   "10", "0.50x"]
+
+
+def test_sets_at_a_glance_without_deep_agents_shows_dashes(results):
+    from evidence_lib.course.eval_tables import sets_at_a_glance
+
+    del results["small"]["by_chooser"]["overlap"]["flows"]["deepagents"]
+    assert sets_at_a_glance({"small": results["small"]}).splitlines()[1].split()[-2:] == ["-", "-"]
+
+
+def test_sets_at_a_glance_reads_the_committed_held_out_sets():
+    from evidence_lib.course.eval_tables import sets_at_a_glance
+
+    sets = load_sets(ROOT / "bench" / "results")
+    held_out = {name: sets[name] for name in ("debian_mix", "debian_holdout")}
+    for line, name in zip(sets_at_a_glance(held_out).splitlines()[1:], held_out):
+        run = runs_by_chooser(sets[name])["overlap"]["flows"]
+        assert line.split()[:5] == [name, "overlap", f"{sets[name]['documents']:,}", str(sets[name]["questions"]),
+                                    str(run["compact"]["answered"])]

@@ -7,7 +7,9 @@ top level and the other choosers under ``by_chooser``. These helpers read whatev
 * :func:`flow_table`: one set, one chooser, every flow;
 * :func:`every_set_table`: every set, both choosers, each flow's answered / median bytes / median tokens / p90 bytes
   and its ratio to Deep Agents (the efficient flow, ``deepagents``) on the same set and chooser;
-* :func:`bytes_by_tool_table`: where the bytes go, per set, chooser, flow and tool.
+* :func:`bytes_by_tool_table`: where the bytes go, per set, chooser, flow and tool;
+* :func:`sets_at_a_glance`: one line per set: its size, one flow's answered beside Deep Agents' and their median bytes
+  ratio, under one chooser.
 
 Ratios print with two decimals (a value under its peer's reads below ``1.00x``, never rounded to ``1x``).
 """
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["PEER", "bytes_by_tool_table", "engines", "every_set_table", "floor_table", "flow_table", "load_sets",
-           "ratio", "runs_by_chooser"]
+           "ratio", "runs_by_chooser", "sets_at_a_glance"]
 
 #: The flow every ratio is taken against: Deep Agents' own tools used as a capable model would.
 PEER = "deepagents"
@@ -124,6 +126,19 @@ def every_set_table(results: Mapping[str, Result], flows: Sequence[str] | None =
               *(f"{h} / DA" for _, h in RATIO_KEYS))
     rows = [row for name, result in results.items() for row in _set_rows(name, result, flows)]
     return _render(header, rows, left=3) + "\n\n" + engines(results)
+
+
+def sets_at_a_glance(results: Mapping[str, Result], chooser: str = "overlap", flow: str = "compact") -> str:
+    """One line per set under ``chooser``: documents, questions, ``flow``'s answered beside :data:`PEER`'s and
+    ``flow``'s median bytes as a ratio to :data:`PEER`'s (notebook 08x's held-out sets)."""
+    header = ("set", "chooser", "documents", "questions", f"{flow} answered", "DA answered", "median B / DA")
+    rows = []
+    for name, result in results.items():
+        run = runs_by_chooser(result)[chooser]["flows"]
+        mine, peer = run[flow], run.get(PEER, {})
+        rows.append((name, chooser, f"{result['documents']:,}", str(result["questions"]), str(mine["answered"]),
+                     str(peer.get("answered", "-")), ratio(mine["median_bytes"], peer.get("median_bytes"))))
+    return _render(header, rows, left=2)
 
 
 def bytes_by_tool_table(results: Mapping[str, Result], flows: Sequence[str] = ("compact", PEER)) -> str:

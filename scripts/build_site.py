@@ -56,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 FIGURES = ROOT / "figures"
 CONF_DIR = ROOT / "site"
+DOCS = ROOT / "docs"
 BADGES = {  # hot-linked badge image -> local copy under site/badges/
     "https://mybinder.org/badge_logo.svg": "binder-badge.svg",
     "https://colab.research.google.com/assets/colab-badge.svg": "colab-badge.svg",
@@ -70,6 +71,12 @@ INDEX = "00_index"  # the series' index notebook: the site's home page, staged a
 INDEX_NOTEBOOK = f"{INDEX}.ipynb"
 #: A relative link to the index notebook, from any folder: ](00_index.ipynb ](../00_index.ipynb#glossary ...
 INDEX_LINK = re.compile(r"(\]\((?:\.\./)*)" + INDEX + r"\.ipynb(?=[#)])")
+#: A page's link to a guide in docs/ (](../docs/mcp-server.md#connect-a-client): the site stages the guides it links to
+#: under docs/ beside the pages, one folder up less than in the repository (STAGED_DOCS_LINK, once staged).
+DOCS_LINK = re.compile(r"(\]\((?:\.\./)*)\.\./docs/([\w.-]+\.md)(?=[#)])")
+STAGED_DOCS_LINK = re.compile(r"\]\((?:\.\./)*docs/([\w.-]+\.md)(?=[#)])")
+#: A markdown link (not an image): [text](target).
+MD_LINK = re.compile(r"(?<!!)\[([^\]]*)\]\(([^)\s]+)\)")
 #: A markdown link's target: ](path) or ](path#fragment).
 LINK_TARGET = re.compile(r"\]\(([^)\s#]+)(?:#[^)\s]*)?\)")
 API_PAGE = ROOT / "site" / "api.md"
@@ -195,6 +202,37 @@ def site_note(repository: str | None) -> str:
     return SITE_NOTE.format(sources="get the sources (the repository you received this site with)", binder="")
 
 
+def staged_guides(src: Path, pages: list[str]) -> int:
+    """Stage the guides of docs/ that ``pages`` (staged markdown) link to, and the guides those link to, as orphan
+    pages under ``src``/docs/: a link to a notebook points at its staged copy, one to another guide stays, and one to
+    a repository file the site does not show (the README) keeps only its text. Returns how many were staged."""
+    todo = sorted({name for text in pages for name in STAGED_DOCS_LINK.findall(text)})
+    done: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in done or not (DOCS / name).is_file():
+            continue
+        done.add(name)
+
+        def link(m: re.Match) -> str:
+            target, _, fragment = m.group(2).partition("#")
+            if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", m.group(2)) or not target:
+                return m.group(0)
+            path = (DOCS / target).resolve()
+            if path.suffix == ".ipynb" and path.is_relative_to(NOTEBOOKS) and path.is_file():
+                staged = "index.ipynb" if path.name == INDEX_NOTEBOOK else path.relative_to(NOTEBOOKS).as_posix()
+                return f"[{m.group(1)}](../{staged}{'#' + fragment if fragment else ''})"
+            if path.suffix == ".md" and path.parent == DOCS and path.is_file():
+                todo.append(path.name)
+                return m.group(0)
+            return m.group(1)
+
+        (src / "docs").mkdir(exist_ok=True)
+        text = MD_LINK.sub(link, (DOCS / name).read_text(encoding="utf-8"))
+        (src / "docs" / name).write_text("---\norphan: true\n---\n\n" + text, encoding="utf-8")
+    return len(done)
+
+
 def binder_hint(repository: str | None) -> str:
     return " or launch it on Binder with the badge at the top of the page" if repository else ""
 
@@ -209,6 +247,7 @@ def transform(nb: nbformat.NotebookNode, rel: str, repository: str | None) -> tu
             headings = re.findall(r"^#{1,3} (.+)$", cell.source, re.M)
             section = headings[-1].strip() if headings else section
             cell.source = INDEX_LINK.sub(r"\1index.ipynb", launch_links(cell.source, repository))
+            cell.source = DOCS_LINK.sub(r"\1docs/\2", cell.source)
             if solution and re.search(r"^# ", cell.source, re.M) and not any(
                     c.get("id") == "site-solution-note" for c in cells):
                 # The note right under the title, before anything else of the title's cell: the first thing read.
@@ -302,6 +341,8 @@ def stage(src: Path, repository: str | None = None) -> dict[str, int]:
         for cell in nb.cells:
             if cell.cell_type == "markdown":
                 linked |= set(linked_files(cell.source, (NOTEBOOKS / rel).parent))
+    counts["guides"] = staged_guides(src, [c.source for nb in staged.values() for c in nb.cells
+                                           if c.cell_type == "markdown"])
     for path in sorted(linked):
         (src / path.relative_to(NOTEBOOKS)).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, src / path.relative_to(NOTEBOOKS))

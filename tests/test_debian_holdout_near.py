@@ -9,6 +9,7 @@ archive is absent; the archive is read in memory, never unpacked).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -159,3 +160,14 @@ def test_shipped_holdout_near_is_the_rules_draw(shipped):
     holdout = json.loads((DATA / f"{NAME}_qa.json").read_text(encoding="utf-8"))
     skip = frozenset(i["doc_id"] for i in holdout["items"])
     assert near.document(NAME, docs, near.build(NAME, docs, 60, skip)) == QA.read_text(encoding="utf-8")
+
+
+def test_benchmark_knows_the_holdout_near_set():
+    """bench/eval_compare.py runs it over debian_holdout's corpus (unpacked by the holdout script) into its own file."""
+    spec = importlib.util.spec_from_file_location("_eval_compare", ROOT / "bench" / "eval_compare.py")
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+    corpus, qa, out = compare.RUNS[f"{NAME}_near"]
+    assert corpus == compare.RUNS[NAME][0] and qa == QA and out.name == f"eval_{NAME}_near.json"
+    unpacked = [prefix for prefix in compare.UNPACK if f"{NAME}_near".startswith(prefix)]
+    assert unpacked == [NAME] and compare.UNPACK[NAME][2] == "build_debian_holdout_corpus.py"

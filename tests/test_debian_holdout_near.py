@@ -19,6 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import build_near_qa as near  # noqa: E402
+from test_near_qa import synthetic_doc  # noqa: E402  (its synthetic pages)
 
 qa_check = near.kqa.load_qa_check()
 NAME = near.HOLDOUT
@@ -29,27 +30,10 @@ SMALL = 12   # one question per (bucket, side, far) stratum
 CELLS = [(b, s, f) for b in near.kqa.BUCKETS for s in near.SIDES for f in (True, False)]
 
 
-def _code(i: int) -> str:
-    return chr(97 + i // 26) + chr(97 + i % 26)
-
-
 def synthetic(prefixes: tuple[str, ...], docs: int = 120) -> dict[str, str]:
-    """Pages of tests/test_near_qa.py's shape (a fact sentence, three terms of df 120, 12 and 1 on either side of it,
-    some within a few characters and some 300+ away) under the given packages' doc_id prefixes."""
-    pages = {}
-    for i in range(docs):
-        terms = ("Frequent", f"Middle{_code(i % 10)}Q", f"Rare{_code(i)}Q")
-        before, after = [], []
-        for j, term in enumerate(terms):
-            filler = "aa " * (120 if ((i // 2) + j) % 2 else 4)
-            (before if (i + j) % 2 else after).append((len(filler), term, filler.strip()))
-        paras = [f"{t} {f}" for _, t, f in sorted(before, reverse=True)]
-        paras.append(f"The limit for unit {i} is {i * 7 + 3} items per queue.")
-        paras += [f"{f} {t}" for _, t, f in sorted(after)]
-        title, section = f"Doc {_code(i)}", f"On {_code(i)}"
-        pages[f"{prefixes[i % len(prefixes)]}__page-{i:03d}"] = (
-            f"{title}\n{'=' * len(title)}\n\n{section}\n{'-' * len(section)}\n\n" + "\n\n".join(paras) + "\n")
-    return pages
+    """tests/test_near_qa.py's pages (a fact sentence, three terms of df 120, 12 and 1 on either side of it, some
+    within a few characters and some 300+ away) under the given packages' doc_id prefixes."""
+    return {f"{prefixes[i % len(prefixes)]}__page-{i:03d}": synthetic_doc(i) for i in range(docs)}
 
 
 @pytest.fixture(scope="module")

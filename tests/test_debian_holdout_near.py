@@ -9,12 +9,15 @@ archive is absent; the archive is read in memory, never unpacked).
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import pytest
+
+from evidence_lib.eval._run import FLOWS
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -155,3 +158,18 @@ def test_benchmark_knows_the_holdout_near_set():
     assert corpus == compare.RUNS[NAME][0] and qa == QA and out.name == f"eval_{NAME}_near.json"
     unpacked = [prefix for prefix in compare.UNPACK if f"{NAME}_near".startswith(prefix)]
     assert unpacked == [NAME] and compare.UNPACK[NAME][2] == "build_debian_holdout_corpus.py"
+
+
+def test_before_run_read_the_committed_questions_with_every_flow():
+    """bench/results/before/eval_debian_holdout_near.json (main's reader) was made from this QA file and corpus, every
+    flow on every question, both choosers, Deep Agents with ripgrep three times and with its Python grep."""
+    before = json.loads((ROOT / "bench" / "results" / "before" / f"eval_{NAME}_near.json").read_text(encoding="utf-8"))
+    data = json.loads(QA.read_text(encoding="utf-8"))
+    assert before["qa_sha256"] == hashlib.sha256(QA.read_bytes()).hexdigest()
+    assert before["corpus_sha256"] == data["corpus_sha256"] and before["questions"] == 60
+    ids = [i["id"] for i in data["items"]]
+    for run in (before, *before["by_chooser"].values()):
+        assert set(run["flows"]) == set(FLOWS) and not run["skipped"]
+        assert all([r["id"] for r in rows] == ids for rows in run["per_question"].values())
+    assert (before["deepagents_grep_engine"], before["deepagents_runs"]["runs"]) == ("ripgrep", 3)
+    assert set(before["deepagents_python_grep"]) == {"oracle", "overlap"}

@@ -3,6 +3,7 @@
 
     python scripts/build_near_qa.py            # bench/data/kernel_en_near_qa.json, bench/data/kernel_zh_near_qa.json
     python scripts/build_near_qa.py --check    # validate both files with evidence_lib/eval/_qa_check.py
+    python scripts/build_near_qa.py --set debian_holdout   # bench/data/debian_holdout_near_qa.json (issue 33)
 
 A reader that searches for the locate term lands near the answer, not on it: it must read backward when the
 answer sits before the term, forward when after. No reading flow, retriever or model is used or consulted. The
@@ -43,6 +44,19 @@ rules (also in bench/data/README.md) reuse ``scripts/build_kernel_qa.py``'s (its
    the English template in ``question_en``.
 8. **Output**: build_kernel_qa's item keys plus ``term_distance`` and ``term_side``, items sorted by doc_id and
    numbered ``kernel-en-near-001`` ...; JSON with ``ensure_ascii=False``, indent 2; byte-identical across runs.
+
+``--set debian_holdout`` (issue 33) writes ``debian_holdout_near_qa.json``, a held-out near set over the
+``debian_holdout`` corpus, by the same rules with the English variant, and with debian_holdout's own rules where
+they differ from the kernel's (``scripts/build_debian_mix_qa.py``, whose functions are imported): rule 1's corpus
+is ``bench/data/debian_holdout.tar.xz``, checked against ``debian_holdout_corpus.json``, and documents that hold
+a question of ``debian_holdout_qa.json`` are skipped; rule 5 adds build_debian_mix_qa's package quotas (2 per
+package, the rest in proportion to the packages' documents by largest remainder), and a document whose package has
+no room left is passed over (no draw spent on it); 60 questions (5 per cell); rule 6's seed is
+``random.Random("debian-holdout-near-qa:debian_holdout:33")`` (:data:`HOLDOUT_SEED`, fixed before any of its
+questions was drawn); rule 7's question names the package's manual as build_debian_mix_qa's does,
+``In the section "<section>" of "<title>" in the <label>, which mentions <term>, what concrete fact does the
+documentation state?``; rule 8 adds ``package`` after ``doc_id`` and the file's ``package_quotas``, ids
+``debian-holdout-near-001`` ...
 """
 
 from __future__ import annotations
@@ -55,15 +69,25 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
+import build_debian_mix_qa as mqa  # noqa: E402
 import build_kernel_corpora as corpora  # noqa: E402
 import build_kernel_qa as kqa  # noqa: E402
 
 SEED = kqa.SEED
 FAR = 300
-SIZES = {"kernel_en": 60, "kernel_zh": 45}
+SIZES = {"kernel_en": 60, "kernel_zh": 45}   # the kernel near sets: the default run
+HOLDOUT = mqa.mix.HOLDOUT
+HOLDOUT_SIZE = mqa.SIZE
+#: debian_holdout_near's sampler seed (rule 6), the issue's number, fixed before any of its questions was drawn.
+HOLDOUT_SEED = 33
+#: Each set's sampler seed string (rule 6).
+SEED_STRINGS = {"kernel_en": f"kernel-near-qa:kernel_en:{SEED}", "kernel_zh": f"kernel-near-qa:kernel_zh:{SEED}",
+                HOLDOUT: f"debian-holdout-near-qa:{HOLDOUT}:{HOLDOUT_SEED}"}
+#: build_kernel_qa's language rules (spans, terms) each set's corpus is read by.
+LANG = {"kernel_en": "kernel_en", "kernel_zh": "kernel_zh", HOLDOUT: mqa.LANG}
 SIDES = ("after", "before")
-KEYS = ("id", "question", "question_en", "doc_id", "answer_span", "start", "end", "locate_term", "term_df",
-        "term_bucket", "term_side", "term_distance", "section", "title")
+KEYS = ("id", "question", "question_en", "doc_id", "package", "answer_span", "start", "end", "locate_term",
+        "term_df", "term_bucket", "term_side", "term_distance", "section", "title")
 
 Stratum = tuple[str, str, bool]   # (bucket, side, far)
 
@@ -130,14 +154,16 @@ def nearest(text: str, term: str, start: int, end: int) -> tuple[str, int] | Non
 def section_terms(corpus: str, text: str, start: int, span: str, words: frozenset[str]) -> list[str]:
     """The section's candidate terms that do not occur inside the span, sorted (rule 4)."""
     begin, end, _, _ = section_bounds(text, start)
-    return [t for t in kqa.terms_of(corpus, text[begin:end], words) if t not in span]
+    return [t for t in kqa.terms_of(LANG[corpus], text[begin:end], words) if t not in span]
 
 
-def question(corpus: str, title: str, section: str, term: str) -> dict[str, str]:
-    """The question template of rule 7 (Chinese sets also carry ``question_en``)."""
+def question(corpus: str, title: str, section: str, term: str, label: str = "") -> dict[str, str]:
+    """The question template of rule 7 (Chinese sets also carry ``question_en``; debian_holdout's names the
+    package's manual, ``label``)."""
     where = f'"{title}"' if section == title else f'the section "{section}" of "{title}"'
+    where += f" in the {label}" if label else ""
     en = f"In {where}, which mentions {term}, what concrete fact does the documentation state?"
-    if corpus == "kernel_en":
+    if LANG[corpus] == "kernel_en":
         return {"question": en}
     zh_where = f"《{title}》" if section == title else f"《{title}》的“{section}”一节"
     return {"question": f"在{zh_where}中（提到“{term}”），文档给出了什么具体事实？", "question_en": en}
@@ -146,7 +172,7 @@ def question(corpus: str, title: str, section: str, term: str) -> dict[str, str]
 def pick(corpus: str, text: str, index: kqa.Corpus, words: frozenset[str], room: dict[Stratum, int],
          rng: random.Random) -> tuple | None:
     """One document's turn (rule 6): ``(start, span, term, stratum, distance)`` or None."""
-    spans = kqa.candidates(corpus, text, words)
+    spans = kqa.candidates(LANG[corpus], text, words)
     rng.shuffle(spans)
     for start, span, _ in spans[:kqa.SPANS_PER_DOC]:
         terms = section_terms(corpus, text, start, span, words)
@@ -161,29 +187,43 @@ def pick(corpus: str, text: str, index: kqa.Corpus, words: frozenset[str], room:
     return None
 
 
+def package_quotas(corpus: str, docs: dict[str, str], size: int) -> dict[str, int]:
+    """Questions per package (debian_holdout: build_debian_mix_qa's rule 4); none for the kernel sets."""
+    return mqa.package_quotas(mqa.documents_per_package(docs, corpus), size) if corpus in mqa.mix.SETS else {}
+
+
 def build(corpus: str, docs: dict[str, str], size: int, skip: frozenset[str] = frozenset()) -> list[dict]:
     """The items of one near set (rules 1-8), ``size`` questions, never from a document in ``skip``."""
-    rng = random.Random(f"kernel-near-qa:{corpus}:{SEED}")
+    rng = random.Random(SEED_STRINGS[corpus])
     index = kqa.Corpus(docs)
-    words = kqa.cjk_words(docs) if corpus == "kernel_zh" else frozenset()
+    words = kqa.cjk_words(docs) if LANG[corpus] == "kernel_zh" else frozenset()
     room = quotas(size)
+    package_room = package_quotas(corpus, docs, size)
     order = list(index.ids)
     rng.shuffle(order)
     chosen = []
     for doc_id in order:
         if not any(room.values()):
             break
-        picked = None if doc_id in skip else pick(corpus, docs[doc_id], index, words, room, rng)
+        package = mqa.package_of(doc_id) if package_room else None
+        if doc_id in skip or (package and not package_room[package.name]):
+            continue
+        picked = pick(corpus, docs[doc_id], index, words, room, rng)
         if picked is None:
             continue
         start, span, term, key, distance = picked
         room[key] -= 1
         _, _, section, title = section_bounds(docs[doc_id], start)
-        chosen.append({"doc_id": doc_id, "answer_span": span, "start": start, "end": start + len(span),
-                       "locate_term": term, "term_df": index.df(term), "term_bucket": key[0],
-                       "term_side": key[1], "term_distance": distance, "section": section, "title": title,
-                       **question(corpus, title, section, term)})
+        item = {"doc_id": doc_id, "answer_span": span, "start": start, "end": start + len(span),
+                "locate_term": term, "term_df": index.df(term), "term_bucket": key[0], "term_side": key[1],
+                "term_distance": distance, "section": section, "title": title,
+                **question(corpus, title, section, term, package.label if package else "")}
+        if package:
+            package_room[package.name] -= 1
+            item["package"] = package.name
+        chosen.append(item)
     unfilled = {f"{b}/{side}/{'far' if far else 'near'}": n for (b, side, far), n in room.items() if n}
+    unfilled.update({p: n for p, n in package_room.items() if n})
     if unfilled:
         raise SystemExit(f"{corpus}: ran out of documents with strata left: {unfilled}")
     chosen.sort(key=lambda item: item["doc_id"])
@@ -195,17 +235,25 @@ def build(corpus: str, docs: dict[str, str], size: int, skip: frozenset[str] = f
 
 def document(corpus: str, docs: dict[str, str], items: list[dict]) -> str:
     """The QA file's text: the eval CLI's ``{corpus_sha256, items}`` with provenance (rule 8)."""
+    provenance = {"source": f"Debian linux-doc-6.1 {corpora.DEB_VERSION}", "seed": SEED}
+    if corpus in mqa.mix.SETS:
+        corpus_set = mqa.mix.SETS[corpus]
+        provenance = {"source": f"Debian bookworm, {len(corpus_set.packages)} packages: "
+                                f"bench/data/{corpus_set.manifest.name}", "seed": HOLDOUT_SEED}
     data = {"corpus": corpus, "set": f"{corpus}_near", "corpus_sha256": corpora.corpus_sha256(docs),
-            "source": f"Debian linux-doc-6.1 {corpora.DEB_VERSION}", "seed": SEED,
-            "rules": "scripts/build_near_qa.py (module docstring) and bench/data/README.md",
-            "question_language": "en" if corpus == "kernel_en" else "zh (question), en (question_en)",
-            "items": items}
+            **provenance, "rules": "scripts/build_near_qa.py (module docstring) and bench/data/README.md",
+            "question_language": "en" if LANG[corpus] == "kernel_en" else "zh (question), en (question_en)"}
+    if package_room := package_quotas(corpus, docs, len(items)):
+        data["package_quotas"] = package_room
+    data["items"] = items
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
 def rule_errors(corpus: str, docs: dict[str, str], items: list[dict], size: int) -> list[str]:
-    """What breaks rules 4-5 (the term outside the span, its side and distance, the strata) or repeats a document."""
+    """What breaks rules 4-5 (the term outside the span, its side and distance, the strata, debian_holdout's package
+    quotas) or rule 7 (the question's template), or repeats a document."""
     errors = []
+    package_room = package_quotas(corpus, docs, size)
     for item in items:
         text, span, term = docs[item["doc_id"]], item["answer_span"], item["locate_term"]
         near = nearest(text, term, item["start"], item["end"])
@@ -213,6 +261,14 @@ def rule_errors(corpus: str, docs: dict[str, str], items: list[dict], size: int)
             errors.append(f"{item['id']}: term {term!r} is in the span or its side/distance is not {near}")
         if kqa.bucket(sum(term in t for t in docs.values())) != item["term_bucket"]:
             errors.append(f"{item['id']}: term {term!r} is not in bucket {item['term_bucket']}")
+        package = mqa.package_of(item["doc_id"]) if package_room else None
+        _, _, section, title = section_bounds(text, item["start"])
+        asked = question(corpus, title, section, term, package.label if package else "")
+        if any(item.get(k) != v for k, v in asked.items()) or item.get("package") != (package and package.name):
+            errors.append(f"{item['id']}: the question or package is not rule 7's")
+    for package, n in package_room.items():
+        if sum(item["package"] == package for item in items) != n:
+            errors.append(f"{corpus}: package {package} does not hold its quota of {n} questions")
     counts = {key: 0 for key in quotas(size)}
     for item in items:
         counts[(item["term_bucket"], item["term_side"], item["term_distance"] >= FAR)] += 1
@@ -223,11 +279,23 @@ def rule_errors(corpus: str, docs: dict[str, str], items: list[dict], size: int)
     return errors
 
 
+def size_of(corpus: str) -> int:
+    """The set's number of questions (rule 5)."""
+    return HOLDOUT_SIZE if corpus == HOLDOUT else SIZES[corpus]
+
+
+def load(corpus: str, data_dir: Path) -> dict[str, str]:
+    """The set's corpus, read from its archive and checked against its manifest (rule 1)."""
+    if corpus in mqa.mix.SETS:
+        return mqa.mix.load_corpus(data_dir, corpus)
+    return corpora.load_corpus(corpus, data_dir)
+
+
 def report(corpus: str, docs: dict[str, str], data: dict) -> list[str]:
     """Check one near QA file with the repo's checker and the rules above; print its strata; return the errors."""
     qa = kqa.load_qa_check()
     items = data["items"]
-    errors = qa.check_items(docs, items) + rule_errors(corpus, docs, items, SIZES[corpus])
+    errors = qa.check_items(docs, items) + rule_errors(corpus, docs, items, size_of(corpus))
     if data["corpus_sha256"] != qa.corpus_sha256(docs):
         errors.append(f"{corpus}: corpus_sha256 differs from the corpus")
     print(f"{corpus}_near_qa.json: {len(items)} items over {len(docs):,} documents")
@@ -238,6 +306,8 @@ def report(corpus: str, docs: dict[str, str], data: dict) -> list[str]:
             gaps = [i["term_distance"] for i in mine]
             print(f"  bucket {b:>5}, term {side:>6} the span: {len(mine)} questions, {far} far "
                   f"(>= {FAR}), {len(mine) - far} near; distance {min(gaps, default=0)}-{max(gaps, default=0)}")
+    for package, n in data.get("package_quotas", {}).items():
+        print(f"  {package:>26}: {sum(i['package'] == package for i in items)} questions (quota {n})")
     return errors
 
 
@@ -245,15 +315,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=corpora.OUT_DIR, help="folder of the archives and QA files")
     parser.add_argument("--check", action="store_true", help="only validate the written QA files")
+    parser.add_argument("--set", action="append", choices=sorted(LANG), dest="sets",
+                        help="a corpus whose near set to write (repeatable; default: the kernel sets)")
     args = parser.parse_args(argv)
     errors = []
-    for corpus, size in SIZES.items():
-        docs = corpora.load_corpus(corpus, args.data)
+    for corpus in args.sets or SIZES:
+        docs = load(corpus, args.data)
         path = args.data / f"{corpus}_near_qa.json"
         if not args.check:
-            kernel_set = json.loads((args.data / f"{corpus}_qa.json").read_text(encoding="utf-8"))
-            skip = frozenset(item["doc_id"] for item in kernel_set["items"])
-            path.write_text(document(corpus, docs, build(corpus, docs, size, skip)), encoding="utf-8")
+            own_set = json.loads((args.data / f"{corpus}_qa.json").read_text(encoding="utf-8"))
+            skip = frozenset(item["doc_id"] for item in own_set["items"])
+            path.write_text(document(corpus, docs, build(corpus, docs, size_of(corpus), skip)), encoding="utf-8")
         errors += report(corpus, docs, json.loads(path.read_text(encoding="utf-8")))
     for error in errors:
         print(f"  error: {error}", file=sys.stderr)

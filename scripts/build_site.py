@@ -16,7 +16,8 @@ are never changed:
   what these pages are and the sidebar's sections as hidden toctrees: "The series", "Workshop", "Facilitators"
   and "Figures". The site title links home; the sidebar has no second home entry;
 * marks each solution as facilitator material (its title starts "Solutions ·", a note links the student copy);
-* writes a ``figures.md`` page showing every PNG in ``figures/`` (with a link to its SVG);
+* writes a ``figures.md`` page showing every figure in ``figures/``, drawn from its SVG where there is one
+  (sharp on a HiDPI screen; the PNG is 100 dpi), with the PNG and the SVG to download;
 * injects a note after every widget cell (an ipywidgets output: in the committed notebooks only its
   ``text/plain`` summary is stored) saying that the controls need a live kernel;
 * launch links (Binder, Colab, the GitHub button) only for a configured repository: ``EVIDENCE_SITE_REPOSITORY``
@@ -72,6 +73,8 @@ INDEX_NOTEBOOK = f"{INDEX}.ipynb"
 INDEX_LINK = re.compile(r"(\]\((?:\.\./)*)" + INDEX + r"\.ipynb(?=[#)])")
 #: A markdown link's target: ](path) or ](path#fragment).
 LINK_TARGET = re.compile(r"\]\(([^)\s#]+)(?:#[^)\s]*)?\)")
+#: The navigation line's stand-ins for a missing neighbour (scripts/nbnav.py's nav_source), with their separator.
+NAV_PLACEHOLDER = re.compile(r"^← \(start\) · | · \(end\) →$", re.M)
 API_PAGE = ROOT / "site" / "api.md"
 TEXT_SUFFIXES = {".html", ".js", ".txt", ".ipynb", ".md", ".json", ".css", ".xml", ".svg"}
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -199,6 +202,13 @@ def binder_hint(repository: str | None) -> str:
     return " or launch it on Binder with the badge at the top of the page" if repository else ""
 
 
+def nav_links_only(source: str) -> str:
+    """A navigation line (scripts/nbnav.py's first cell) with links only: the first page has no previous link and
+    the last no next one, instead of the notebooks' literal "← (start)" and "(end) →" (a reviewer read them as
+    broken links)."""
+    return NAV_PLACEHOLDER.sub("", source)
+
+
 def transform(nb: nbformat.NotebookNode, rel: str, repository: str | None) -> tuple[nbformat.NotebookNode, int]:
     """The staged copy: launch badges (or none), links to the index as the home page, a live-kernel note after
     each widget cell; a solution is marked as facilitator material. Returns (nb, widgets)."""
@@ -209,6 +219,8 @@ def transform(nb: nbformat.NotebookNode, rel: str, repository: str | None) -> tu
             headings = re.findall(r"^#{1,3} (.+)$", cell.source, re.M)
             section = headings[-1].strip() if headings else section
             cell.source = INDEX_LINK.sub(r"\1index.ipynb", launch_links(cell.source, repository))
+            if cell.get("id") == nbnav.NAV_ID:  # in a box of its own, which search snippets leave out (evidence.js)
+                cell.source = "```{container} site-nav\n" + nav_links_only(cell.source) + "\n```"
             if solution and re.search(r"^# ", cell.source, re.M) and not any(
                     c.get("id") == "site-solution-note" for c in cells):
                 # The note right under the title, before anything else of the title's cell: the first thing read.
@@ -311,13 +323,17 @@ def stage(src: Path, repository: str | None = None) -> dict[str, int]:
     if figures:
         shutil.copytree(FIGURES, src / "figures", ignore=shutil.ignore_patterns("*.tmp"))
         lines = ["# Figures", "",
-                 "The article's three figures, each in English and in Chinese, as PNG with an SVG to download. "
+                 "The article's three figures, each in English and in Chinese, drawn from their SVG (sharp at any size), "
+                 "with the PNG and the SVG to download. "
                  "`make figures` draws them again into `figures/`, byte for byte the same.", ""]
         for png in figures:
             svg = png.with_suffix(".svg")
             heading, alt = figure_title(png)
-            lines += [f"## {heading}", "", f"```{{figure}} figures/{png.name}", f":alt: {alt}", ":width: 100%", "",
-                      f"`figures/{png.name}`" + (f" ({{download}}`SVG <figures/{svg.name}>`)" if svg.exists() else ""),
+            # The SVG where there is one: sharp on any screen (the PNG is 100 dpi, blurred at 2x); the PNG to download.
+            shown = svg if svg.exists() else png
+            lines += [f"## {heading}", "", f"```{{figure}} figures/{shown.name}", f":alt: {alt}", ":width: 100%", "",
+                      f"`figures/{png.name}`" + (f" ({{download}}`PNG <figures/{png.name}>`, "
+                                                  f"{{download}}`SVG <figures/{svg.name}>`)" if svg.exists() else ""),
                       "```", ""]
         (src / "figures.md").write_text("\n".join(lines), encoding="utf-8")
 

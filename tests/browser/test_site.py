@@ -803,7 +803,7 @@ COLUMN_JS = """() => {
 def test_the_content_column_is_wide_at_1280_px_and_the_contents_open_from_a_button(site: str, browser) -> None:
     """At 1280 px the article was 752 px wide beside a 13rem Contents column. Below 1440 px the Contents are the
     drawer the header's Contents button opens (as on a tablet), and the article gets the width: at least 900 px.
-    From 1440 px the Contents column is back."""
+    From 1440 px the Contents column is back, and at 1600 px the article is no narrower than at 1280 px."""
     page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 800})
     page.goto(site + "02_three-tool-protocol.html", wait_until="load", timeout=PAGE_MS)
     at_1280 = page.evaluate(COLUMN_JS)
@@ -821,6 +821,7 @@ def test_the_content_column_is_wide_at_1280_px_and_the_contents_open_from_a_butt
     toc_shows = toc_link.is_visible()
     page.close()
     assert at_1600["tocColumn"] and toc_shows, at_1600
+    assert at_1600["content"] >= at_1280["content"], f"a 1600 px screen gets a narrower article: {at_1600}"
     print(f"\narticle content: {at_1280['content']:.0f} px at 1280 px, {at_1600['content']:.0f} px at 1600 px")
 
 

@@ -41,6 +41,8 @@ class ManualClock(FixedClock):
         return self._at
 
     def set(self, at: datetime) -> None:
+        """Move the clock to ``at``; never backwards (``ValueError``), as a TTL must not come back to life
+        (notebooks 07 and 11 move it past a TTL)."""
         if at < self._at:
             raise ValueError("a clock does not go backwards")
         self._at = at

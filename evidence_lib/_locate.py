@@ -80,6 +80,8 @@ class LocateOptions:
 
     @property
     def structured(self) -> bool:
+        """Whether these options change the reply's shape (paging, an explicit miss, NFC, wrapped lines): the
+        reply is then an object, not the bare list of positions of the teaching version (notebook 04)."""
         return self.paged or self.explicit_miss or self.normalization != "none" or self.wrapped
 
 

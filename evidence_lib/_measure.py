@@ -115,6 +115,8 @@ class Size:
                     self.cl100k_tokens + other.cl100k_tokens, self.approx_tokens + other.approx_tokens)
 
     def as_dict(self) -> dict[str, int]:
+        """The four counts as a plain dict (chars, UTF-8 bytes, cl100k tokens, approximate tokens), for a table
+        or JSON (notebook 01 prints sizes like this)."""
         return {
             "chars": self.chars,
             "utf8_bytes": self.utf8_bytes,

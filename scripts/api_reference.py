@@ -12,6 +12,7 @@ Usage: ``python scripts/api_reference.py [--check]``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import inspect
 import re
@@ -72,6 +73,16 @@ def markdown(doc: str) -> str:
     return text.replace("\n    ", "\n> ")
 
 
+def members(cls: type) -> list[tuple[str, object]]:
+    """A class's public methods and properties, defined in the class itself, as the page lists them (sorted). A
+    dataclass field whose default is a function (``Source.ledger_for``) is a field, not a method: the class's
+    docstring describes its fields. tests/test_site_api.py requires a docstring on each."""
+    fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
+    return [(member, value) for member, value in sorted(vars(cls).items())
+            if not member.startswith("_") and member not in fields
+            and (inspect.isfunction(value) or isinstance(value, property))]
+
+
 def entry(package: str, name: str, obj: object) -> list[str]:
     kind = "class" if inspect.isclass(obj) else "function" if callable(obj) else "data"
     doc = inspect.getdoc(obj) if kind != "data" else None
@@ -82,9 +93,7 @@ def entry(package: str, name: str, obj: object) -> list[str]:
     if doc:
         lines += [markdown(doc), ""]
     if inspect.isclass(obj):
-        for member, value in sorted(vars(obj).items()):
-            if member.startswith("_") or not (inspect.isfunction(value) or isinstance(value, property)):
-                continue
+        for member, value in members(obj):
             first = (inspect.getdoc(value) or "").split("\n\n")[0].replace("\n", " ")
             lines.append(f"- `{member}`" + (f": {markdown(first)}" if first else ""))
         lines.append("")

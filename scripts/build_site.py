@@ -16,7 +16,8 @@ are never changed:
   what these pages are and the sidebar's sections as hidden toctrees: "The series", "Workshop", "Facilitators"
   and "Figures". The site title links home; the sidebar has no second home entry;
 * marks each solution as facilitator material (its title starts "Solutions ·", a note links the student copy);
-* writes a ``figures.md`` page showing every PNG in ``figures/`` (with a link to its SVG);
+* writes a ``figures.md`` page showing every figure in ``figures/``, drawn from its SVG where there is one
+  (sharp on a HiDPI screen; the PNG is 100 dpi), with the PNG and the SVG to download;
 * injects a note after every widget cell (an ipywidgets output: in the committed notebooks only its
   ``text/plain`` summary is stored) saying that the controls need a live kernel;
 * launch links (Binder, Colab, the GitHub button) only for a configured repository: ``EVIDENCE_SITE_REPOSITORY``
@@ -248,6 +249,8 @@ def transform(nb: nbformat.NotebookNode, rel: str, repository: str | None) -> tu
             section = headings[-1].strip() if headings else section
             cell.source = INDEX_LINK.sub(r"\1index.ipynb", launch_links(cell.source, repository))
             cell.source = DOCS_LINK.sub(r"\1docs/\2", cell.source)
+            if cell.get("id") == nbnav.NAV_ID:  # in a box of its own, which search snippets leave out (evidence.js)
+                cell.source = "```{container} site-nav\n" + cell.source + "\n```"
             if solution and re.search(r"^# ", cell.source, re.M) and not any(
                     c.get("id") == "site-solution-note" for c in cells):
                 # The note right under the title, before anything else of the title's cell: the first thing read.
@@ -352,13 +355,17 @@ def stage(src: Path, repository: str | None = None) -> dict[str, int]:
     if figures:
         shutil.copytree(FIGURES, src / "figures", ignore=shutil.ignore_patterns("*.tmp"))
         lines = ["# Figures", "",
-                 "The article's three figures, each in English and in Chinese, as PNG with an SVG to download. "
+                 "The article's three figures, each in English and in Chinese, drawn from their SVG (sharp at any size), "
+                 "with the PNG and the SVG to download. "
                  "`make figures` draws them again into `figures/`, byte for byte the same.", ""]
         for png in figures:
             svg = png.with_suffix(".svg")
             heading, alt = figure_title(png)
-            lines += [f"## {heading}", "", f"```{{figure}} figures/{png.name}", f":alt: {alt}", ":width: 100%", "",
-                      f"`figures/{png.name}`" + (f" ({{download}}`SVG <figures/{svg.name}>`)" if svg.exists() else ""),
+            # The SVG where there is one: sharp on any screen (the PNG is 100 dpi, blurred at 2x); the PNG to download.
+            shown = svg if svg.exists() else png
+            lines += [f"## {heading}", "", f"```{{figure}} figures/{shown.name}", f":alt: {alt}", ":width: 100%", "",
+                      f"`figures/{png.name}`" + (f" ({{download}}`PNG <figures/{png.name}>`, "
+                                                  f"{{download}}`SVG <figures/{svg.name}>`)" if svg.exists() else ""),
                       "```", ""]
         (src / "figures.md").write_text("\n".join(lines), encoding="utf-8")
 

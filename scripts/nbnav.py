@@ -122,9 +122,9 @@ def nav_source(i: int, paths: list[Path], repo: str, branch: str) -> str:
     """The nav line of ``paths[i]``: previous / index / next within ``paths`` (one folder), each named by its
     title, then the badges."""
     here = paths[i].parent
-    prev = f"[← {short_title(paths[i - 1])}]({_rel(paths[i - 1], here)})" if i > 0 else "← (start)"
-    nxt = f"[{short_title(paths[i + 1])} →]({_rel(paths[i + 1], here)})" if i + 1 < len(paths) else "(end) →"
-    line = f"{prev} · [index]({_rel(NOTEBOOKS / INDEX, here)}) · {nxt}"
+    prev = [f"[← {short_title(paths[i - 1])}]({_rel(paths[i - 1], here)})"] if i > 0 else []
+    nxt = [f"[{short_title(paths[i + 1])} →]({_rel(paths[i + 1], here)})"] if i + 1 < len(paths) else []
+    line = " · ".join([*prev, f"[index]({_rel(NOTEBOOKS / INDEX, here)})", *nxt])
     launch = badges(paths[i], repo, branch)
     return f"{line}\n\n{launch}" if launch else line
 

@@ -3,9 +3,12 @@
 The source folder is the staging folder the script writes (build/site-src/); notebooks are rendered from their
 stored outputs and never executed. The GitHub button appears only for a configured repository: the script passes
 ``EVIDENCE_SITE_REPOSITORY`` (owner/name) through, empty when none is configured (see scripts/build_site.py).
-``_static/`` holds the site's own CSS (web font for Chinese text, wider content column, scroll containers) and
-JavaScript (search-term highlighting), and the web-font subset in ``_static/fonts/``. ``cjk_search.py`` (beside
-this file) makes the search find Chinese terms: every CJK character and adjacent pair is indexed.
+``_static/`` holds the site's own CSS (web font for Chinese text, a wider content column with the page's contents
+in a drawer below 1440 px, scroll containers, hanging indents for wrapped code, smaller outputs) and JavaScript
+(search-term highlighting, search snippets from the article, code lines that know their indentation), and the
+web-font subset in ``_static/fonts/``. ``cjk_search.py`` (beside this file) makes the search find Chinese terms:
+every CJK character and adjacent pair is indexed; ``search_scorer.js`` ranks workshop solutions below the pages
+learners read.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ root_doc = "index"
 
 extensions = ["myst_nb", "cjk_search"]
 html_search_language = "en"        # cjk_search replaces it: Sphinx's English search plus CJK characters and bigrams
+html_search_scorer = str(Path(__file__).resolve().parent / "search_scorer.js")  # solutions below learner pages
 nb_execution_mode = "off"          # the committed outputs are the content: never run a notebook
 nb_merge_streams = True
 myst_enable_extensions: list[str] = []  # no dollarmath: "$" in the prose stays a dollar sign

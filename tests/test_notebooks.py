@@ -220,7 +220,8 @@ def test_workshop_notebook_opens_with_generated_navigation(path):
     i = group.index(path)
     index = "../00_index.ipynb" if path.parent == EXERCISES else "../../00_index.ipynb"
     assert nav["id"] == "nav" and f"[index]({index})" in source
-    assert (i == 0) == ("← (start)" in source) and (i == len(group) - 1) == ("(end) →" in source)
+    assert (i == 0) == (not source.startswith("[←")) and (i == len(group) - 1) == (" →](" not in source)
+    assert "(start)" not in source and "(end)" not in source  # no stand-in for a missing neighbour
     for j in (i - 1, i + 1):
         if 0 <= j < len(group):
             assert f"({group[j].name})" in source

@@ -168,6 +168,8 @@ class Catalog:
 
     # -- application / operator side (never tools) ----------------------------------------------
     def resource(self, resource_id: str) -> Resource:
+        """The resource ``resource_id`` with its revisions and sections (``KeyError`` if the catalog lacks it;
+        notebook 06)."""
         return self._resources[resource_id]
 
     def current_revision(self, resource_id: str) -> str:
@@ -175,6 +177,7 @@ class Catalog:
         return list(self._blobs[self._resources[resource_id].storage_key])[-1]
 
     def sections(self, resource_id: str, revision: str) -> list[str]:
+        """The section names of one revision of a resource, in their stored order (notebook 06)."""
         return list(self._blobs[self._resources[resource_id].storage_key][revision])
 
     def storage_key(self, resource_id: str) -> str:

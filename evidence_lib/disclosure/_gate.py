@@ -65,6 +65,8 @@ class AnswerGate:
         return done
 
     def missing(self) -> list[str]:
+        """The required ``resource_id#section`` pairs not yet read end to end: what still blocks the answer
+        (notebook 06)."""
         done = self._complete()
         return [f"{rid}#{section}" for rid, section in self.required if (rid, section) not in done]
 

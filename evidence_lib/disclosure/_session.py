@@ -128,6 +128,8 @@ class ReadSession:
         return row
 
     def missing(self) -> list[str]:
+        """The names of the stated needs not yet found: why the stop rules would not yet let the task end
+        (notebook 07)."""
         return [n.name for n in self.needs if n.name not in self.found]
 
     def report(self) -> dict[str, Any]:

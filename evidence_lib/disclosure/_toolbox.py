@@ -165,6 +165,8 @@ class Toolbox:
         return [self.schema(n) for n in names]
 
     def schema(self, name: str) -> dict[str, Any]:
+        """The tool ``name``'s schema in OpenAI's function format, as a model is shown it once the tool is
+        loaded (``unknown_tool`` for a name the registry lacks; notebook 06)."""
         if name not in self.specs:
             raise EvidenceError("unknown_tool")
         return convert_to_openai_tool(self._tool(name, None))

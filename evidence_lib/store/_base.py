@@ -210,6 +210,7 @@ class EvidenceStore(StoreBackend):
         self.clock = clock
 
     def now_us(self) -> int:
+        """The store's clock now, in integer microseconds: the unit every stored time and TTL uses (notebook 11)."""
         return to_us(self.clock())
 
     # snapshots -------------------------------------------------------------------------------------------
@@ -330,6 +331,7 @@ class EvidenceStore(StoreBackend):
         return self._open(self.snapshot_row(snap_id))
 
     def delete_snapshot(self, tenant: str, session: str, query: str) -> bool:
+        """Delete the snapshot of ``(tenant, session, query)``; whether there was one (notebook 11)."""
         return self.delete_snapshot_key(SnapshotKey.checked(tenant, session, query))
 
     def cleanup(self) -> dict[str, int]:
@@ -353,6 +355,8 @@ class EvidenceStore(StoreBackend):
         return StoreLedger(self, tenant, session, task, budget, ttl=ttl)
 
     def workspace(self, principal: Principal, session: str, *, ttl: timedelta = DEFAULT_STORE_TTL) -> TaskWorkspace:
+        """The workspace of ``principal``'s task ``session``: plans, notes and results readable through the
+        evidence tools, gone after ``ttl`` (notebook 11)."""
         return TaskWorkspace(self, principal, session, ttl=ttl)
 
     def stats(self) -> dict[str, int]:

@@ -100,6 +100,7 @@ class StoreLedger(Ledger):
     # -- where the entries live ----------------------------------------------------------------------
     @property
     def entries(self) -> list[LedgerEntry]:  # type: ignore[override]  # Ledger's list; here read from the store
+        """Every charge of this task, read from the store: what all of its workers spent (notebook 11)."""
         excerpts: dict[int, list[ReadRecord]] = {}
         for step, *x in self.store.ledger_excerpts(self.lid):
             excerpts.setdefault(step, []).append(ReadRecord(*x))

@@ -451,6 +451,7 @@ class ToolResults:
             return self.store.delete_snapshot_key(SnapshotKey(self.principal.tenant, self.key_session, doc_id))
 
     def expires_at(self, doc_id: str) -> str:
+        """When the stored result ``doc_id`` expires, as ISO 8601 text for a reply (notebook 07)."""
         return self.expiry(doc_id).isoformat()
 
     def expiry(self, doc_id: str) -> datetime:
@@ -505,6 +506,8 @@ class ToolResults:
 
     # -- the index protocol ----------------------------------------------------------------------------------
     def visible(self, principal: Principal | None = None, action: Action = "discover") -> list[IndexEntry]:
+        """The entries of this session's results ``principal`` may ``action``, skipping expired ones: the
+        shelf the evidence tools list (notebooks 07 and 12)."""
         if not self._mine(principal):
             return []
         out = []
@@ -517,15 +520,21 @@ class ToolResults:
         return out
 
     def entry(self, doc_id: str, principal: Principal | None = None, action: Action = "read") -> IndexEntry:
+        """The index entry of the stored result ``doc_id`` for ``principal`` (``unknown_doc_id`` if it is
+        not theirs or expired; notebooks 07 and 12)."""
         if not self._mine(principal):
             raise EvidenceError("unknown_doc_id")
         return self._translated(lambda: self._snap(doc_id).entry(doc_id, principal, action))
 
     def snapshot(self, doc_id: str, principal: Principal | None = None) -> Snapshot:
+        """The stored result ``doc_id`` as a snapshot (text, revision, sha256) after the same access check as
+        :meth:`entry` (notebooks 07 and 12)."""
         self.entry(doc_id, principal)
         return self._translated(lambda: self._snap(doc_id).snapshot(doc_id, principal))
 
     def text(self, doc_id: str, principal: Principal | None = None, start: int = 0, end: int | None = None) -> str:
+        """The text ``[start, end)`` of the stored result ``doc_id``, after the same access check as
+        :meth:`entry` (notebooks 07 and 12)."""
         self.entry(doc_id, principal)
         return self._translated(lambda: self._snap(doc_id).text(doc_id, principal, start, end))
 

@@ -102,10 +102,13 @@ class StoreSnapshot:
             self._doc_no[doc_id] = doc_no
             self._by_no[doc_no] = self._entries[doc_id]
 
-    key = property(lambda self: self.row.key)
-    tenant = property(lambda self: self.row.key.tenant)
-    created_at = property(lambda self: from_us(self.row.created_us))
-    expires_at = property(lambda self: from_us(self.row.expires_us))
+    key = property(lambda self: self.row.key,
+                   doc="The snapshot's ``SnapshotKey``: tenant, session and query (notebook 11).")
+    tenant = property(lambda self: self.row.key.tenant,
+                      doc="The tenant that owns the snapshot; no other tenant sees it (notebook 11).")
+    created_at = property(lambda self: from_us(self.row.created_us), doc="When it was published (notebook 11).")
+    expires_at = property(lambda self: from_us(self.row.expires_us),
+                          doc="When its TTL ends: from then on every read is refused (notebook 11).")
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -170,6 +173,8 @@ class StoreSnapshot:
 
     # -- the index protocol evidence_tools uses ----------------------------------------------------------
     def visible(self, principal: Principal | None = None, action: Action = "discover") -> list[IndexEntry]:
+        """The entries ``principal`` may ``action`` in this snapshot; none for another tenant's or session's
+        principal (unknown and forbidden look alike; notebook 11)."""
         self.check_alive()  # once per call, in the call's read transaction
         if not self._mine(principal):
             return []

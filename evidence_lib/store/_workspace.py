@@ -92,15 +92,20 @@ class TaskWorkspace:
         return self._entry(self._file(path))  # not "served" to a reader
 
     def write_plan(self, text: str, *, summary: str = "the plan: steps and what is done") -> IndexEntry:
+        """Write ``plan.md``, the task's plan: steps and what is done (notebook 11)."""
         return self.write("plan.md", text, summary=summary)
 
     def write_note(self, name: str, text: str, *, summary: str = "") -> IndexEntry:
+        """Write ``notes/<name>``: what the task learned on the way (notebook 11)."""
         return self.write(f"notes/{name}", text, summary=summary)
 
     def write_result(self, name: str, text: str, *, summary: str = "") -> IndexEntry:
+        """Write ``results/<name>``: an intermediate result a later step reads back (notebook 11)."""
         return self.write(f"results/{name}", text, summary=summary)
 
     def delete(self, path: str) -> bool:
+        """Remove the file ``path`` and rewrite ENTRY.md; whether it was there (ENTRY.md itself is never
+        removed; notebook 11)."""
         with self.store.workspace_txn(self.key) as txn:
             now = self.store.now_us()
             expires = expiry_us(now, self.ttl)
@@ -162,6 +167,8 @@ class TaskWorkspace:
 
     @property
     def expires_at(self) -> datetime | None:
+        """When the workspace expires (``None`` if it was never written); each write moves it forward
+        (notebook 11)."""
         state = self.store.workspace_state(self.key)
         return None if state is None else from_us(state[1])
 
@@ -180,11 +187,15 @@ class TaskWorkspace:
         return [r[0] for r in self.store.workspace_files(self.key)]
 
     def visible(self, principal: Principal | None = None, action: Action = "discover") -> list[IndexEntry]:
+        """The workspace's files ``principal`` may ``action``, ENTRY.md first; none for another tenant
+        (notebook 11)."""
         if principal is None or principal.tenant != self.tenant:
             return []
         return [e for e in self.files() if allowed(e.access, principal, action)]
 
     def entry(self, doc_id: str, principal: Principal | None = None, action: Action = "read") -> IndexEntry:
+        """The index entry of the file ``doc_id`` for ``principal`` (``unknown_doc_id`` when it is missing,
+        expired or not theirs); remembers its sha256 for the check on read (notebook 11)."""
         alive_ = self._check_alive()
         row = self.store.workspace_file(self.key, doc_id) if alive_ and isinstance(doc_id, str) \
             and len(doc_id) <= 80 else None
@@ -213,5 +224,7 @@ class TaskWorkspace:
 
     def find(self, term: str, doc_ids: Iterable[str], principal: Principal | None = None, *,
              first_only: bool = False, options: LocateOptions | None = None) -> Iterator[tuple[str, int]]:
+        """``(doc_id, offset)`` of each literal match of ``term`` in the workspace files ``doc_ids``, as
+        ``locate_evidence`` finds them (notebook 11)."""
         texts = ((d, self.snapshot(d, principal).text) for d in doc_ids)
         return scan_find(texts, term, options or LocateOptions(), first_only)

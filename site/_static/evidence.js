@@ -3,9 +3,66 @@
 // Search-term highlighting: the theme loads Sphinx's searchtools.js on every page (for its search dialog), and
 // sphinx_highlight.js skips highlighting wherever searchtools.js is loaded, so a search result opened without
 // its terms marked. On every page but the search page itself, highlight the terms the last search stored.
+//
+// Search result snippets: Sphinx's searchtools.js fetches each result page and shows text around the query from
+// the page's [role="main"] element, which in these themes also holds the article header's buttons ("Settings Light
+// Dark ..."), so every snippet began with them. Its Search.htmlToText is the one place that picks the text: here it
+// reads the article only (article.bd-article, without the page's navigation line, .site-nav), and falls back to
+// Sphinx's own for a page without one. Set when the page has loaded: on the search page searchtools.js comes after
+// this file, and its search starts after this listener (registered first) has run.
+function snippetsFromTheArticle() {
+  if (typeof Search === "undefined" || !Search.htmlToText) return;
+  const sphinxHtmlToText = Search.htmlToText;
+  Search.htmlToText = (htmlString, anchor) => {
+    const doc = new DOMParser().parseFromString(htmlString, "text/html");
+    const article = doc.querySelector("article.bd-article");
+    if (!article) return sphinxHtmlToText(htmlString, anchor);
+    article.querySelectorAll(".headerlink, script, style, .site-nav").forEach((el) => el.remove());
+    const part = anchor ? article.querySelector(anchor) : null;
+    return (part || article).textContent;
+  };
+}
 document.addEventListener("DOMContentLoaded", () => {
+  hangWrappedCodeLines();
+  snippetsFromTheArticle();
   if (document.getElementById("search-results")) return;
   if (typeof SphinxHighlight !== "undefined" && typeof Search !== "undefined") {
     SphinxHighlight.highlightSearchWords();
   }
 });
+
+// Code that wraps gets a hanging indent (evidence.css, span.code-line): each line of a code block (not an output,
+// whose lines never wrap) becomes an inline-block of the column's width that knows its indentation, and the line
+// breaks between them stay text, so the code reads and copies exactly as before (tests/browser/test_site.py
+// compares it with the notebooks). Pygments writes flat token spans; a token that holds a line break (a
+// multi-line string) is cut into one copy per line.
+function hangWrappedCodeLines() {
+  const blocks = document.querySelectorAll(".bd-article div.highlight > pre");
+  for (const pre of blocks) {
+    if (pre.closest("div.cell_output")) continue;
+    const lines = [[]];
+    for (const node of Array.from(pre.childNodes)) {
+      node.textContent.split("\n").forEach((part, i) => {
+        if (i > 0) lines.push([]);
+        if (!part) return;
+        let piece;
+        if (node.nodeType === Node.TEXT_NODE) piece = document.createTextNode(part);
+        else { piece = node.cloneNode(false); piece.textContent = part; }
+        lines[lines.length - 1].push(piece);
+      });
+    }
+    if (lines.length > 1 && lines[lines.length - 1].length === 0) lines.pop();  // the block's final line break
+    const children = [];
+    lines.forEach((pieces, i) => {
+      if (i > 0) children.push(document.createTextNode("\n"));
+      if (!pieces.length) return;  // an empty line: the line break alone
+      const line = document.createElement("span");
+      line.className = "code-line";
+      const text = pieces.map((p) => p.textContent).join("");
+      line.style.setProperty("--indent", String(text.length - text.trimStart().length));
+      line.append(...pieces);
+      children.push(line);
+    });
+    pre.replaceChildren(...children);
+  }
+}

@@ -22,6 +22,11 @@ The tests check that
   characters and bigrams), and the browser splits a query as the index was split;
 * no built file names the placeholder repository (pyproject.toml's slug while ``EVIDENCE_SITE_REPOSITORY`` does
   not confirm it: scripts/build_site.py);
+* at 1280 px the article is at least 900 px wide (the page's contents open from a button below 1440 px), a wrapped
+  code line continues with a hanging indent (and the code still reads as the notebook's source), outputs of up
+  to 120 characters fit and wider ones scroll in their own box; search snippets show the article, not the page's
+  chrome, and workshop solutions rank below the learners' pages; the navigation line links its neighbours with no
+  "(start)" / "(end)"; the Figures page is sharp at 2x (SVG);
 
 and saves screenshots of the index, notebook 02 at its size table (desktop and phone), a Chinese passage of 04,
 the exercises page (the facilitator guide), the whole sidebar and the live-explorers note to build/screenshots/.
@@ -778,3 +783,258 @@ def test_notebook_code_fits_the_column_at_a_desktop_width(site: str, browser) ->
     page.close()
     assert total > 50, f"only {total} code cells found in the five notebooks"
     assert not wide, f"{len(wide)} of {total} code cells overflow at 1280 px:\n" + "\n".join(wide[:20])
+
+
+# A fresh-eyes review (issue 34, the site at B+): code wrapped inside a 752 px column with no continuation indent,
+# 08x's wide outputs scrolled sideways at 1280 px, search snippets began with page chrome and ranked the workshop's
+# solutions above the learners' pages, figures were blurred on a HiDPI screen, and the navigation line showed
+# "← (start)" / "(end) →" as text.
+
+# The article's content box (its width without padding) and whether the right-hand Contents column shows.
+COLUMN_JS = """() => {
+  const a = document.querySelector('article.bd-article'), cs = getComputedStyle(a);
+  const toc = document.querySelector('#pst-secondary-sidebar');
+  const r = toc.getBoundingClientRect();
+  return {content: a.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight),
+          tocColumn: getComputedStyle(toc).visibility !== 'hidden' && r.width > 0 && r.left < innerWidth};
+}"""
+
+
+def test_the_content_column_is_wide_at_1280_px_and_the_contents_open_from_a_button(site: str, browser) -> None:
+    """At 1280 px the article was 752 px wide beside a 13rem Contents column. Below 1440 px the Contents are the
+    drawer the header's Contents button opens (as on a tablet), and the article gets the width: at least 900 px.
+    From 1440 px the Contents column is back, and at 1600 px the article is no narrower than at 1280 px."""
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 800})
+    page.goto(site + "02_three-tool-protocol.html", wait_until="load", timeout=PAGE_MS)
+    at_1280 = page.evaluate(COLUMN_JS)
+    toc_link = page.locator("nav.page-toc a.nav-link").first
+    assert not at_1280["tocColumn"] and not toc_link.is_visible()
+    assert at_1280["content"] >= 900, f"the article's content is {at_1280['content']} px wide at 1280 px"
+    page.locator(".secondary-toggle").filter(visible=True).first.click()
+    toc_link.wait_for(state="visible", timeout=PAGE_MS)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "site-contents-drawer-1280.png"))
+    page.keyboard.press("Escape")
+    toc_link.wait_for(state="hidden", timeout=PAGE_MS)
+    page.set_viewport_size({"width": 1600, "height": 800})
+    at_1600 = page.evaluate(COLUMN_JS)
+    toc_shows = toc_link.is_visible()
+    page.close()
+    assert at_1600["tocColumn"] and toc_shows, at_1600
+    assert at_1600["content"] >= at_1280["content"], f"a 1600 px screen gets a narrower article: {at_1600}"
+    print(f"\narticle content: {at_1280['content']:.0f} px at 1280 px, {at_1600['content']:.0f} px at 1600 px")
+
+
+# Every code-cell line that wraps: its indentation (characters), where its text starts and where its continuation
+# rows start (px from the pre's content edge), in characters of the pre's font.
+WRAPPED_LINES_JS = """() => {
+  const out = [];
+  for (const pre of document.querySelectorAll('article.bd-article div.cell_input pre')) {
+    const probe = document.createElement('span'); probe.textContent = '0'.repeat(20);
+    pre.appendChild(probe); const ch = probe.getBoundingClientRect().width / 20; probe.remove();
+    const left = pre.getBoundingClientRect().left + parseFloat(getComputedStyle(pre).paddingLeft);
+    for (const line of pre.querySelectorAll('span.code-line')) {
+      const text = line.textContent, indent = text.length - text.trimStart().length;
+      const range = document.createRange(); range.selectNodeContents(line);
+      const rows = new Map();
+      for (const r of range.getClientRects()) {
+        if (r.width < 1) continue;
+        const top = Math.round(r.top);
+        rows.set(top, Math.min(rows.has(top) ? rows.get(top) : Infinity, r.left));
+      }
+      if (rows.size < 2) continue;
+      const starts = [...rows.entries()].sort((a, b) => a[0] - b[0]).map(e => (e[1] - left) / ch);
+      out.push({text: text.slice(0, 60), indent, first: starts[0], continuations: starts.slice(1)});
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("device", list(WIDTHS))
+def test_a_wrapped_code_line_continues_with_a_hanging_indent(site: str, browser, device: str) -> None:
+    """A wrapped code line's continuation started at the left edge, like the next statement. Every continuation
+    row of a wrapped line starts at least 3 characters right of where that line's own text starts (its
+    indentation), at both widths; notebook 13 has such lines at both."""
+    page = browser.new_page(viewport={"width": WIDTHS[device], "height": 900})
+    wrapped = []
+    for stem in ("13_mcp-server", "02_three-tool-protocol", "08_real-documents"):
+        if (ROOT / "notebooks" / f"{stem}.ipynb").exists():
+            page.goto(site + f"{stem}.html", wait_until="load", timeout=PAGE_MS)
+            wrapped += page.evaluate(WRAPPED_LINES_JS)
+    page.goto(site + "13_mcp-server.html", wait_until="load", timeout=PAGE_MS)
+    page.locator("span.code-line", has_text="batch limit").first.scroll_into_view_if_needed()
+    page.evaluate("window.scrollBy(0, -200)")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"site-hanging-indent-{device}.png"))
+    page.close()
+    assert wrapped, f"no code line wraps at {WIDTHS[device]} px: nothing to check"
+    flat = [w for w in wrapped if min(w["continuations"]) < w["indent"] + 3 - 0.25]
+    print(f"\n{device}: {len(wrapped)} wrapped code lines, each continuation indented")
+    assert not flat, f"{len(flat)} of {len(wrapped)} wrapped lines continue without a hanging indent: {flat[:5]}"
+
+
+CODE_TEXT_JS = "() => Array.from(document.querySelectorAll('article.bd-article div.cell_input pre')).map(p => p.innerText)"
+
+
+def test_code_cells_keep_their_exact_text_when_their_lines_are_indented(site: str, browser) -> None:
+    """The hanging indent cuts each code block into one element per line (site/_static/evidence.js): what a reader
+    selects and copies (innerText) is still the cell's source, line for line, in every notebook."""
+    import nbformat
+
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
+    problems, checked = [], 0
+    for stem in series_stems():
+        nb = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
+        sources = [c.source.strip("\n") for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+        page.goto(site + f"{stem}.html", wait_until="load", timeout=PAGE_MS)
+        shown = [t.strip("\n") for t in page.evaluate(CODE_TEXT_JS)]
+        checked += len(shown)
+        if shown != sources:
+            diff = next(((a, b) for a, b in zip(shown, sources) if a != b), (len(shown), len(sources)))
+            problems.append(f"{stem}: the page's code differs from the notebook's: {diff!r}"[:400])
+    page.close()
+    assert checked > 100 and not problems, "\n".join(problems[:10])
+
+
+# Every output <pre>: its longest line in character cells (CJK and fullwidth count 2), and whether it overflows
+# its box, which must then be its own scroll container inside the article.
+OUTPUTS_JS = """() => {
+  const wide = /[\\u1100-\\u115F\\u2E80-\\uA4CF\\uAC00-\\uD7A3\\uF900-\\uFAFF\\uFE30-\\uFE4F\\uFF00-\\uFF60\\uFFE0-\\uFFE6]/u;
+  const cells = s => Array.from(s).reduce((n, c) => n + (wide.test(c) ? 2 : 1), 0);
+  const article = document.querySelector('article.bd-article').getBoundingClientRect();
+  return Array.from(document.querySelectorAll('article.bd-article div.cell_output pre')).map(p => {
+    const r = p.getBoundingClientRect();
+    return {longest: Math.max(...p.textContent.split('\\n').map(cells)), over: p.scrollWidth > p.clientWidth + 1,
+            scrolls: ['auto', 'scroll'].includes(getComputedStyle(p).overflowX),
+            inside: r.left >= article.left - 1 && r.right <= article.right + 1,
+            font: parseFloat(getComputedStyle(p).fontSize), text: p.textContent.trim().slice(0, 50)};
+  });
+}"""
+FITS_AT_1280 = 120  # characters of an output line that fit the column at 1280 px without scrolling
+
+
+def test_wide_outputs_fit_at_1280_px_or_scroll_inside_their_own_box(site: str, browser) -> None:
+    """08x's tables scrolled sideways at 1280 px. Outputs use a smaller monospace than code; at 1280 px every
+    output whose lines are at most 120 characters fits its box, and a wider one scrolls inside its own box, within
+    the article (the page never scrolls sideways: test_nothing_is_clipped_without_a_scrollbar)."""
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
+    problems, outputs, fitting, scrolling = [], 0, 0, 0
+    for stem in series_stems():
+        page.goto(site + f"{stem}.html", wait_until="load", timeout=PAGE_MS)
+        for o in page.evaluate(OUTPUTS_JS):
+            outputs += 1
+            if o["longest"] <= FITS_AT_1280 and o["over"]:
+                problems.append(f"{stem}: a {o['longest']}-character output does not fit: {o['text']!r}")
+            if o["over"] and not (o["scrolls"] and o["inside"]):
+                problems.append(f"{stem}: a wide output is not its own scroll box inside the article: {o['text']!r}")
+            fitting += not o["over"]
+            scrolling += o["over"]
+    code_font = page.evaluate("parseFloat(getComputedStyle(document.querySelector('div.cell_input pre')).fontSize)")
+    output_font = page.evaluate("parseFloat(getComputedStyle(document.querySelector('div.cell_output pre')).fontSize)")
+    page.goto(site + "08x_evaluation-grid.html", wait_until="load", timeout=PAGE_MS)
+    page.locator("div.cell_output pre", has_text="median B").first.scroll_into_view_if_needed()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "site-08x-outputs-1280.png"))
+    page.close()
+    print(f"\n{outputs} outputs at 1280 px: {fitting} fit, {scrolling} scroll in their own box "
+          f"(outputs {output_font:g} px, code {code_font:g} px)")
+    assert output_font < code_font, (output_font, code_font)
+    assert not problems, "\n".join(problems[:20])
+
+
+# The search page's results once listed: each result's page (path) and its snippet (p.context) as shown.
+SEARCH_RESULTS_JS = """() => {
+  const status = document.querySelector('#search-results .search-summary');
+  if (!status || !/found|did not match/.test(status.textContent)) return null;
+  const items = Array.from(document.querySelectorAll('#search-results ul.search > li'));
+  if (items.some(li => !li.querySelector('p.context'))) return null;  // snippets still being fetched
+  return items.map(li => ({page: new URL(li.querySelector('a').href).pathname,
+                           snippet: li.querySelector('p.context').textContent}));
+}"""
+CHROME_WORDS = ("Settings", "Light Dark", "Toggle secondary sidebar", "Download this page", "(start)", "(end)")
+
+
+@pytest.mark.parametrize("term", ["ledger", "budget", "citation"])
+def test_search_snippets_show_page_content_and_learner_pages_rank_above_solutions(site: str, browser,
+                                                                                  term: str) -> None:
+    """Each snippet began with the page's chrome ("Settings Light Dark ..."); a workshop solution ranked above
+    its student copy and the series for the same words. Each snippet is the article's text (none of the header's
+    button labels or the navigation line), and every solution ranks below every learner's page (series, workshop
+    copies) that holds the term (site/search_scorer.js)."""
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
+    page.goto(site + "search.html?q=" + urllib.parse.quote(term), wait_until="load", timeout=PAGE_MS)
+    results = page.wait_for_function(SEARCH_RESULTS_JS, timeout=PAGE_MS, polling=200).json_value()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"site-search-{term}.png"))
+    page.close()
+    prefix = urlsplit(site).path
+    ranked = [r["page"][len(prefix):].removesuffix(".html") for r in results]
+    chrome = [f"{p}: {r['snippet'][:80]!r}" for p, r in zip(ranked, results)
+              if any(w in r["snippet"] for w in CHROME_WORDS)]
+    assert not chrome, f"{term!r}: snippets with page chrome: {chrome[:5]}"
+    solutions = [i for i, p in enumerate(ranked) if p.startswith("exercises/solutions/")]
+    learners = [i for i, p in enumerate(ranked) if re.match(r"(\d\dx?_|exercises/workshop_part)", p)]
+    assert solutions and learners, f"{term!r} finds no solution or no learner page: {ranked}"
+    assert max(learners) < min(solutions), f"{term!r}: a solution ranks above a learner's page: {ranked}"
+    print(f"\nsearch {term!r}: {len(ranked)} results; first {ranked[:3]}; solutions from rank {min(solutions) + 1}")
+
+
+# The navigation line (the notebooks' first cell, scripts/nbnav.py), as the site shows it: its text and links.
+NAV_JS = """() => {
+  const nav = document.querySelector('article.bd-article .site-nav');
+  return nav ? {text: nav.innerText.trim(), links: Array.from(nav.querySelectorAll('a')).map(a => a.textContent.trim())}
+             : null;
+}"""
+
+
+def test_the_navigation_line_links_previous_and_next_with_no_placeholders(site: str, browser) -> None:
+    """The navigation line showed "← (start)" and "(end) →" as text. On the site the first page of a group has no
+    previous link, the last no next one; every other page has both, and every arrow is part of a link."""
+    build_site = load_script("build_site")
+    students, solutions = build_site.workshop()
+    groups = [build_site.series()[1:], students, solutions]
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
+    problems, checked = [], 0
+    for group in groups:
+        for i, path in enumerate(group):
+            rel = path.relative_to(build_site.NOTEBOOKS).with_suffix(".html").as_posix()
+            page.goto(site + rel, wait_until="load", timeout=PAGE_MS)
+            nav = page.evaluate(NAV_JS)
+            if nav is None:
+                problems.append(f"{rel}: no navigation line")
+                continue
+            checked += 1
+            prev = [t for t in nav["links"] if t.startswith("←")]
+            nxt = [t for t in nav["links"] if t.endswith("→")]
+            arrows = nav["text"].count("←") + nav["text"].count("→")
+            if "(start)" in nav["text"] or "(end)" in nav["text"]:
+                problems.append(f"{rel}: {nav['text']!r}")
+            if len(prev) != (i > 0) or len(nxt) != (i + 1 < len(group)) or arrows != len(prev) + len(nxt):
+                problems.append(f"{rel} ({i + 1} of {len(group)}): {nav['text']!r}, links {nav['links']}")
+    page.goto(site + "01_baseline-dump.html", wait_until="load", timeout=PAGE_MS)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "site-01-navigation.png"), clip={"x": 0, "y": 0, "width": 1280, "height": 200})
+    page.close()
+    assert checked > 20 and not problems, "\n".join(problems[:20])
+
+
+def test_the_figures_page_draws_each_figure_sharp_at_2x(site: str, browser) -> None:
+    """The figures were 100 dpi PNGs, blurred on a HiDPI screen. The Figures page draws each from its SVG (or, for
+    a raster, from at least twice its shown width in pixels), and still offers the PNG and the SVG to download."""
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900}, device_scale_factor=2)
+    page.goto(site + "figures.html", wait_until="load", timeout=PAGE_MS)
+    images = page.evaluate(BROKEN_IMAGES_JS)
+    shown = page.evaluate("""() => Array.from(document.querySelectorAll('article.bd-article img')).map(i =>
+        ({src: i.currentSrc, natural: i.naturalWidth, shown: i.getBoundingClientRect().width}))""")
+    downloads = page.evaluate("() => Array.from(document.querySelectorAll('a.download')).map(a => a.href)")
+    page.locator("article.bd-article img").first.scroll_into_view_if_needed()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "site-figures-2x.png"))
+    page.close()
+    pngs = sorted((ROOT / "figures").glob("*.png"))
+    assert len(shown) == len(pngs) and not images["broken"], (shown, images)
+    blurred = [i for i in shown if not i["src"].endswith(".svg") and i["natural"] < 2 * i["shown"]]
+    assert not blurred, f"figures drawn from fewer than 2 pixels per CSS pixel: {blurred}"
+    for png in pngs:
+        assert any(d.endswith(png.name) for d in downloads), f"no PNG download for {png.name}"

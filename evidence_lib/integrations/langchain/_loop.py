@@ -71,6 +71,7 @@ class LoopResult:
 
     @property
     def tool_messages(self) -> list[ToolMessage]:
+        """The run's tool messages (``ToolMessage``) in order: what the tools answered (notebook 09)."""
         return [m for m in self.messages if isinstance(m, ToolMessage)]
 
 

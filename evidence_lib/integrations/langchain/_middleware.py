@@ -272,6 +272,8 @@ class EvidenceMiddleware(AgentMiddleware):
 
     # -- what the model sees instead of a large result --------------------------------------------------------
     def threshold_for(self, tool: str) -> int | None:
+        """The offload threshold (cl100k tokens) for the tool ``tool``: its own from ``thresholds``, else
+        ``threshold_tokens``; ``None`` means never offloaded (notebook 12)."""
         return self.thresholds.get(tool, self.threshold_tokens)
 
     def offloaded(self, result: Any, call: Mapping[str, Any], *, run: Any = None) -> Any:

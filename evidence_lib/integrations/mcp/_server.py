@@ -96,6 +96,8 @@ class TokenPrincipals:
         self._tokens = dict(tokens)
 
     def principal(self, token: str) -> Principal | None:
+        """The principal whose bearer token is ``token``, else ``None``; every known token is compared in
+        constant time, so the answer's timing does not tell how close a guess was (notebook 13)."""
         found = None
         for known, principal in self._tokens.items():
             if hmac.compare_digest(known.encode(), token.encode("utf-8", "replace")):
@@ -103,6 +105,8 @@ class TokenPrincipals:
         return found
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        """The MCP SDK's ``TokenVerifier`` hook: an ``AccessToken`` for a known token (its client id the
+        principal's user), ``None`` for any other (notebook 13)."""
         principal = self.principal(token)
         return None if principal is None else AccessToken(token=token, client_id=principal.user, scopes=[])
 

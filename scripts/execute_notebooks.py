@@ -70,7 +70,10 @@ def run(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
         # runs side by side) could take each other's ports ("Address already in use", the kernel dies).
         # (Set through the config so that nbclient still creates, owns and shuts down the kernel and its sockets.)
         config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(workspace, "kernel")}})
+        # Figures are stored at twice their pixel size, tagged with their display size ("retina"): sharp on a HiDPI
+        # screen in the lab and on the site, the same size on the page (nbval compares the text, not the image).
         NotebookClient(nb, kernel_name=KERNEL, timeout=TIMEOUT, record_timing=False, coalesce_streams=True,
+                       extra_arguments=["--InlineBackend.figure_formats=retina"],
                        resources={"metadata": {"path": str(cwd)}}, config=config).execute(env=env)
     tidy(nb)
     return nb

@@ -165,7 +165,7 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
     """Run every flow on every item; the result ``OUT.json`` holds per flow a summary and per question the calls.
 
     ``max_calls`` is every reading flow's call limit per question (the dump makes one call); notebook 08x's try-it
-    lowers it to see which flows still answer.
+    lowers it to see which flows still answer. A limit under 1 is a ``ValueError``.
 
     ``chooser`` (``oracle`` or ``overlap``, see :mod:`.flows`) picks the document each flow reads among the
     candidates it was shown; the result records it (``"chooser"``, and per flow its ``help``). Per flow that
@@ -176,6 +176,8 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
     """
     if chooser not in CHOOSERS:
         raise ValueError(f"unknown chooser {chooser!r}; choose from {', '.join(CHOOSERS)}")
+    if max_calls < 1:
+        raise ValueError(f"max_calls must be at least 1 (a reading flow needs one call to answer), got {max_calls}")
     source = bm25_source(docs)  # one source for every question: its whole-corpus index is built once
     retriever = source.retriever
     assert isinstance(retriever, BM25Retriever)  # bm25_source's: dump_flow widens its k

@@ -197,3 +197,17 @@ def test_sets_at_a_glance_both_answered_column_matches_the_committed_per_questio
         peer = {r["id"] for r in per["deepagents"] if r["answered"]}
         both = [r for r in per["compact"] if r["answered"] and r["id"] in peer]
         assert line.split()[-2] == str(len(both)), name
+
+
+def test_grid_figure_draws_each_sets_answered_share_and_median_bytes_for_the_flow_and_deep_agents(results):
+    """08x review item 11: the grid's own picture, drawn by the library rather than 16 lines in the notebook."""
+    import matplotlib.pyplot as plt
+
+    from evidence_lib.course.eval_tables import grid_figure
+
+    fig = grid_figure(results)
+    answered, median = fig.axes
+    assert [t.get_text() for t in answered.get_xticklabels()] == ["small", "big"]
+    assert [round(p.get_height(), 2) for p in answered.patches] == [0.7, 0.9, 1.0, 0.8]  # compact, then deepagents
+    assert [p.get_height() for p in median.patches] == [1_500, 400, 2_000, 300] and median.get_yscale() == "log"
+    plt.close(fig)

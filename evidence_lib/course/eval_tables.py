@@ -8,6 +8,7 @@ top level and the other choosers under ``by_chooser``. These helpers read whatev
 * :func:`every_set_table`: every set, both choosers, each flow's answered / median bytes / median tokens / p90 bytes
   and its ratio to Deep Agents (the efficient flow, ``deepagents``) on the same set and chooser;
 * :func:`bytes_by_tool_table`: where the bytes go, per set, chooser, flow and tool;
+* :func:`grid_figure`: the same per set as a picture, one flow beside Deep Agents (matplotlib, the ``course`` extra);
 * :func:`sets_at_a_glance`: one line per set: its size, one flow's answered beside Deep Agents' and their median bytes
   ratio, over every question and over the questions both answered (:func:`both_answered`), under one chooser.
 
@@ -20,10 +21,13 @@ import json
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["PEER", "both_answered", "bytes_by_tool_table", "engines", "every_set_table", "floor_table", "flow_table", "load_sets",
-           "ratio", "runs_by_chooser", "sets_at_a_glance"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["PEER", "both_answered", "bytes_by_tool_table", "engines", "every_set_table", "floor_table", "flow_table",
+           "grid_figure", "load_sets", "ratio", "runs_by_chooser", "sets_at_a_glance"]
 
 #: The flow every ratio is taken against: Deep Agents' own tools used as a capable model would.
 PEER = "deepagents"
@@ -183,3 +187,26 @@ def floor_table(results: Mapping[str, Result]) -> str:
             for chooser, run in runs_by_chooser(result).items()
             for flow, s in run["flows"].items() if "median_bytes_over_floor" in s]
     return _render(("set", "chooser", "flow", "median B", "floor B", "median B / floor"), rows, left=3)
+
+
+def grid_figure(results: Mapping[str, Result], chooser: str = "overlap", flow: str = "compact") -> Figure:
+    """Per set under ``chooser``, ``flow`` beside :data:`PEER`: the share of questions answered (left) and the median
+    bytes over every question (right, log scale) (notebook 08x's picture of the grid; matplotlib is imported here,
+    so the tables above never need it)."""
+    import matplotlib.pyplot as plt
+
+    names = list(results)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
+    for k, who in enumerate((flow, PEER)):
+        runs = [runs_by_chooser(results[name])[chooser]["flows"].get(who) for name in names]
+        xs = [i + (k - 0.5) * 0.4 for i in range(len(names))]
+        label = who if who != PEER else f"{PEER} (DA)"
+        axes[0].bar(xs, [r["answered"] / r["questions"] if r else 0 for r in runs], width=0.4, label=label)
+        axes[1].bar(xs, [r["median_bytes"] if r else 0 for r in runs], width=0.4, label=label)
+    for ax in axes:
+        ax.set_xticks(range(len(names)), names, rotation=25, ha="right")
+    axes[0].set(ylim=(0, 1), ylabel="share of questions answered")
+    axes[1].set(yscale="log", ylabel="median UTF-8 bytes (log)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper")
+    fig.suptitle(f"Every set, chooser {chooser}: {flow} beside Deep Agents")
+    return fig

@@ -165,7 +165,7 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
     """Run every flow on every item; the result ``OUT.json`` holds per flow a summary and per question the calls.
 
     ``max_calls`` is every reading flow's call limit per question (the dump makes one call); notebook 08x's try-it
-    lowers it to see which flows still answer. A limit under 1 is a ``ValueError``.
+    lowers it to see which flows still answer.
 
     ``chooser`` (``oracle`` or ``overlap``, see :mod:`.flows`) picks the document each flow reads among the
     candidates it was shown; the result records it (``"chooser"``, and per flow its ``help``). Per flow that

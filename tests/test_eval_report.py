@@ -193,10 +193,13 @@ def test_sets_at_a_glance_both_answered_column_matches_the_committed_per_questio
 
     sets = load_sets(ROOT / "bench" / "results")
     for line, (name, result) in zip(sets_at_a_glance(sets).splitlines()[1:], sets.items(), strict=True):
-        per = runs_by_chooser(result)["overlap"]["per_question"]
+        per = runs_by_chooser(result)["overlap"].get("per_question", {})
+        if "deepagents" not in per:  # a set Deep Agents has not run on yet: no ratio to give
+            assert line.split()[-2:] == ["-", "-"], name
+            continue
         peer = {r["id"] for r in per["deepagents"] if r["answered"]}
         both = [r for r in per["compact"] if r["answered"] and r["id"] in peer]
-        assert line.split()[-2] == str(len(both)), name
+        assert line.split()[-2] == (str(len(both)) if both else "-"), name
 
 
 def test_grid_figure_draws_each_sets_answered_share_and_median_bytes_for_the_flow_and_deep_agents(results):

@@ -38,3 +38,11 @@ def test_one_call_leaves_no_help_only_its_search(zh):
     runs = evaluate(name, docs, items, flows=("no_help",), max_calls=1)["per_question"]["no_help"]
     assert {tuple(c["tool"] for c in r["calls"]) for r in runs} == {("search_evidence",)}
     assert not any(r["answered"] for r in runs)
+
+
+@pytest.mark.parametrize("max_calls", [0, -1])
+def test_a_call_limit_under_one_is_refused_before_any_flow_runs(zh, max_calls):
+    """Issue 34 (08x review item 12): max_calls=0 or -1 ran silently and reported every question unanswered."""
+    name, docs, items = zh
+    with pytest.raises(ValueError, match="max_calls must be at least 1"):
+        evaluate(name, docs, items, flows=("compact",), max_calls=max_calls)

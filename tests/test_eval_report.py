@@ -136,19 +136,19 @@ def test_sets_at_a_glance_prints_one_line_per_set_with_size_answered_and_median_
     from evidence_lib.course.eval_tables import sets_at_a_glance
 
     lines = sets_at_a_glance(results).splitlines()
-    assert lines[0].split() == ["set", "chooser", "documents", "questions", "compact", "answered", "DA", "answered",
-                                "median", "B", "/", "DA"]
-    assert [line.split() for line in lines[1:]] == [["small", "overlap", "7", "10", "7", "10", "0.75x"],
-                                                    ["big", "overlap", "3,000", "10", "9", "8", "1.33x"]]
-    assert sets_at_a_glance(results, chooser="oracle").splitlines()[1].split() == ["small", "oracle", "7", "10", "10",
-                                                                                   "10", "0.50x"]
+    assert lines[0].split()[:12] == ["set", "chooser", "documents", "questions", "compact", "answered", "DA",
+                                     "answered", "median", "B", "/", "DA"]
+    assert [line.split()[:7] for line in lines[1:]] == [["small", "overlap", "7", "10", "7", "10", "0.75x"],
+                                                        ["big", "overlap", "3,000", "10", "9", "8", "1.33x"]]
+    assert sets_at_a_glance(results, chooser="oracle").splitlines()[1].split()[:7] == ["small", "oracle", "7", "10",
+                                                                                       "10", "10", "0.50x"]
 
 
 def test_sets_at_a_glance_without_deep_agents_shows_dashes(results):
     from evidence_lib.course.eval_tables import sets_at_a_glance
 
     del results["small"]["by_chooser"]["overlap"]["flows"]["deepagents"]
-    assert sets_at_a_glance({"small": results["small"]}).splitlines()[1].split()[-2:] == ["-", "-"]
+    assert sets_at_a_glance({"small": results["small"]}).splitlines()[1].split()[-4:] == ["-", "-", "-", "-"]
 
 
 def test_sets_at_a_glance_reads_the_committed_held_out_sets():
@@ -160,3 +160,57 @@ def test_sets_at_a_glance_reads_the_committed_held_out_sets():
         run = runs_by_chooser(sets[name])["overlap"]["flows"]
         assert line.split()[:5] == [name, "overlap", f"{sets[name]['documents']:,}", str(sets[name]["questions"]),
                                     str(run["compact"]["answered"])]
+
+
+def test_every_set_table_without_its_footer_ends_at_the_last_row(results):
+    """08x review item 17: the notebook cut the footer off with a brittle split."""
+    table = every_set_table(results, flows=("compact",), footer=False)
+    assert table == every_set_table(results, flows=("compact",)).split("\n\n", 1)[0]
+    assert "documents" not in table.splitlines()[-1]
+
+
+def _question(qid, answered, nbytes):
+    return {"id": qid, "answered": answered, "bytes": nbytes}
+
+
+def test_both_answered_takes_medians_over_the_questions_both_flows_answered_only():
+    """08x review item 3: the summaries' medians count an unanswered question's bytes; this ratio does not."""
+    from evidence_lib.course.eval_tables import both_answered, sets_at_a_glance
+
+    run = {"flows": {"compact": _flow(2, 50, 20, 90), "deepagents": _flow(2, 500, 200, 900)},
+           "per_question": {"compact": [_question("a", True, 10), _question("b", True, 30), _question("c", False, 90),
+                                        _question("d", True, 50)],
+                            "deepagents": [_question("a", True, 100), _question("b", True, 200),
+                                           _question("c", True, 900), _question("d", False, 5)]}}
+    assert both_answered(run, "compact") == (2, 20, 150)
+    result = {"chooser": "overlap", "documents": 4, "questions": 4, **run}
+    assert sets_at_a_glance({"s": result}).splitlines()[1].split()[-2:] == ["2", "0.13x"]
+    assert both_answered({**run, "per_question": {"compact": run["per_question"]["compact"]}}, "compact") is None
+
+
+def test_sets_at_a_glance_both_answered_column_matches_the_committed_per_question_records():
+    from evidence_lib.course.eval_tables import sets_at_a_glance
+
+    sets = load_sets(ROOT / "bench" / "results")
+    for line, (name, result) in zip(sets_at_a_glance(sets).splitlines()[1:], sets.items(), strict=True):
+        per = runs_by_chooser(result)["overlap"].get("per_question", {})
+        if "deepagents" not in per:  # a set Deep Agents has not run on yet: no ratio to give
+            assert line.split()[-2:] == ["-", "-"], name
+            continue
+        peer = {r["id"] for r in per["deepagents"] if r["answered"]}
+        both = [r for r in per["compact"] if r["answered"] and r["id"] in peer]
+        assert line.split()[-2] == (str(len(both)) if both else "-"), name
+
+
+def test_grid_figure_draws_each_sets_answered_share_and_median_bytes_for_the_flow_and_deep_agents(results):
+    """08x review item 11: the grid's own picture, drawn by the library rather than 16 lines in the notebook."""
+    import matplotlib.pyplot as plt
+
+    from evidence_lib.course.eval_tables import grid_figure
+
+    fig = grid_figure(results)
+    answered, median = fig.axes
+    assert [t.get_text() for t in answered.get_xticklabels()] == ["small", "big"]
+    assert [round(p.get_height(), 2) for p in answered.patches] == [0.7, 0.9, 1.0, 0.8]  # compact, then deepagents
+    assert [p.get_height() for p in median.patches] == [1_500, 400, 2_000, 300] and median.get_yscale() == "log"
+    plt.close(fig)

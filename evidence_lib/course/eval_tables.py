@@ -8,8 +8,9 @@ top level and the other choosers under ``by_chooser``. These helpers read whatev
 * :func:`every_set_table`: every set, both choosers, each flow's answered / median bytes / median tokens / p90 bytes
   and its ratio to Deep Agents (the efficient flow, ``deepagents``) on the same set and chooser;
 * :func:`bytes_by_tool_table`: where the bytes go, per set, chooser, flow and tool;
+* :func:`grid_figure`: the same per set as a picture, one flow beside Deep Agents (matplotlib, the ``course`` extra);
 * :func:`sets_at_a_glance`: one line per set: its size, one flow's answered beside Deep Agents' and their median bytes
-  ratio, under one chooser.
+  ratio, over every question and over the questions both answered (:func:`both_answered`), under one chooser.
 
 Ratios print with two decimals (a value under its peer's reads below ``1.00x``, never rounded to ``1x``).
 """
@@ -17,12 +18,16 @@ Ratios print with two decimals (a value under its peer's reads below ``1.00x``, 
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["PEER", "bytes_by_tool_table", "engines", "every_set_table", "floor_table", "flow_table", "load_sets",
-           "ratio", "runs_by_chooser", "sets_at_a_glance"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["PEER", "both_answered", "bytes_by_tool_table", "engines", "every_set_table", "floor_table", "flow_table",
+           "grid_figure", "load_sets", "ratio", "runs_by_chooser", "sets_at_a_glance"]
 
 #: The flow every ratio is taken against: Deep Agents' own tools used as a capable model would.
 PEER = "deepagents"
@@ -118,26 +123,47 @@ def _spread(result: Result) -> str:
     return f"; Deep Agents rows: median of {runs} runs (answered min-max: {', '.join(ranges)})"
 
 
-def every_set_table(results: Mapping[str, Result], flows: Sequence[str] | None = None) -> str:
+def every_set_table(results: Mapping[str, Result], flows: Sequence[str] | None = None, footer: bool = True) -> str:
     """Every set (as :func:`load_sets` returns them), both choosers, each flow: answered, median bytes, median
     tokens, p90 bytes, and each of the three as a ratio to :data:`PEER` on the same set and chooser (notebook 08x).
-    ``flows`` keeps only those flows (default: every flow a file holds). Under the table, one line per set."""
+    ``flows`` keeps only those flows (default: every flow a file holds). Under the table, one line per set
+    (:func:`engines`) unless ``footer`` is false."""
     header = ("set", "chooser", "flow", "answered", *(h for _, h in RATIO_KEYS),
               *(f"{h} / DA" for _, h in RATIO_KEYS))
     rows = [row for name, result in results.items() for row in _set_rows(name, result, flows)]
-    return _render(header, rows, left=3) + "\n\n" + engines(results)
+    table = _render(header, rows, left=3)
+    return table + "\n\n" + engines(results) if footer else table
+
+
+def both_answered(run: Result, flow: str, peer: str = PEER) -> tuple[int, float, float] | None:
+    """``(n, flow's median bytes, peer's median bytes)`` over the ``n`` questions both flows answered, from the
+    run's ``per_question`` (a Deep Agents flow run several times keeps its first run's there); ``None`` when the
+    run holds no per-question records of both or they answered no question in common. The summaries' medians
+    are over every question, an unanswered one counting the bytes it spent (notebook 08x)."""
+    per = run.get("per_question", {})
+    if flow not in per or peer not in per:
+        return None
+    answered = {r["id"]: r["bytes"] for r in per[peer] if r["answered"]}
+    mine = [(r["bytes"], answered[r["id"]]) for r in per[flow] if r["answered"] and r["id"] in answered]
+    if not mine:
+        return None
+    return len(mine), statistics.median(b for b, _ in mine), statistics.median(b for _, b in mine)
 
 
 def sets_at_a_glance(results: Mapping[str, Result], chooser: str = "overlap", flow: str = "compact") -> str:
-    """One line per set under ``chooser``: documents, questions, ``flow``'s answered beside :data:`PEER`'s and
-    ``flow``'s median bytes as a ratio to :data:`PEER`'s (notebook 08x's held-out sets)."""
-    header = ("set", "chooser", "documents", "questions", f"{flow} answered", "DA answered", "median B / DA")
+    """One line per set under ``chooser``: documents, questions, ``flow``'s answered beside :data:`PEER`'s,
+    ``flow``'s median bytes as a ratio to :data:`PEER`'s over every question, then how many questions both
+    answered and the ratio of their median bytes over those alone (:func:`both_answered`; notebook 08x)."""
+    header = ("set", "chooser", "documents", "questions", f"{flow} answered", "DA answered", "median B / DA",
+              "both answered", "their median B / DA")
     rows = []
     for name, result in results.items():
-        run = runs_by_chooser(result)[chooser]["flows"]
-        mine, peer = run[flow], run.get(PEER, {})
+        run = runs_by_chooser(result)[chooser]
+        mine, peer = run["flows"][flow], run["flows"].get(PEER, {})
+        both = both_answered(run, flow)
         rows.append((name, chooser, f"{result['documents']:,}", str(result["questions"]), str(mine["answered"]),
-                     str(peer.get("answered", "-")), ratio(mine["median_bytes"], peer.get("median_bytes"))))
+                     str(peer.get("answered", "-")), ratio(mine["median_bytes"], peer.get("median_bytes")),
+                     str(both[0]) if both else "-", ratio(both[1], both[2]) if both else "-"))
     return _render(header, rows, left=2)
 
 
@@ -161,3 +187,26 @@ def floor_table(results: Mapping[str, Result]) -> str:
             for chooser, run in runs_by_chooser(result).items()
             for flow, s in run["flows"].items() if "median_bytes_over_floor" in s]
     return _render(("set", "chooser", "flow", "median B", "floor B", "median B / floor"), rows, left=3)
+
+
+def grid_figure(results: Mapping[str, Result], chooser: str = "overlap", flow: str = "compact") -> Figure:
+    """Per set under ``chooser``, ``flow`` beside :data:`PEER`: the share of questions answered (left) and the median
+    bytes over every question (right, log scale) (notebook 08x's picture of the grid; matplotlib is imported here,
+    so the tables above never need it)."""
+    import matplotlib.pyplot as plt
+
+    names = list(results)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
+    for k, who in enumerate((flow, PEER)):
+        runs = [runs_by_chooser(results[name])[chooser]["flows"].get(who) for name in names]
+        xs = [i + (k - 0.5) * 0.4 for i in range(len(names))]
+        label = who if who != PEER else f"{PEER} (DA)"
+        axes[0].bar(xs, [r["answered"] / r["questions"] if r else 0 for r in runs], width=0.4, label=label)
+        axes[1].bar(xs, [r["median_bytes"] if r else 0 for r in runs], width=0.4, label=label)
+    for ax in axes:
+        ax.set_xticks(range(len(names)), names, rotation=25, ha="right")
+    axes[0].set(ylim=(0, 1), ylabel="share of questions answered")
+    axes[1].set(yscale="log", ylabel="median UTF-8 bytes, all questions (log)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper")
+    fig.suptitle(f"Every set, chooser {chooser}: {flow} beside Deep Agents")
+    return fig

@@ -176,6 +176,8 @@ def evaluate(name: str, docs: Sequence[Document], items: Sequence[Mapping[str, A
     """
     if chooser not in CHOOSERS:
         raise ValueError(f"unknown chooser {chooser!r}; choose from {', '.join(CHOOSERS)}")
+    if max_calls < 1:
+        raise ValueError(f"max_calls must be at least 1 (a reading flow needs one call to answer), got {max_calls}")
     source = bm25_source(docs)  # one source for every question: its whole-corpus index is built once
     retriever = source.retriever
     assert isinstance(retriever, BM25Retriever)  # bm25_source's: dump_flow widens its k

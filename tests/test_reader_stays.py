@@ -275,3 +275,48 @@ def test_a_page_holds_the_characters_that_cost_what_800_one_byte_ones_cost():
 
     assert page_chars("单批上限为200条。") == MAX_PAGE_CHARS // 2 and page_chars("批处理作业") == MAX_PAGE_CHARS // 3
     assert page_chars("Each rotation, café.") == MAX_PAGE_CHARS and page_chars("") == MAX_PAGE_CHARS
+
+
+# -- the match's paragraph runs past the page around it (issue 33, the near sets) ----------------------------------
+
+#: Where the match introducing a code block sits; the page around it ends at PARA_AT - LEAD + 800, inside the block.
+PARA_AT = 1_200
+PARA_SPAN = "max_reports = 12"
+
+
+def _paragraph_beside() -> str:
+    """A sentence with the term and every question word introduces a block of settings with no blank line and no
+    sentence end in it; the span is a line of that block past the page around the match (the term is not in it)."""
+    text = _pad_to("Reports\n\n", PARA_AT) + "The rotation keeps archived reports in the spool directory as follows:\n"
+    n = 0
+    while len(text) < PARA_AT - LEAD + MAX_PAGE_CHARS + 40:
+        text += f"    slot_{n:02d} = spare\n"
+        n += 1
+    return text + f"    {PARA_SPAN}\n\n" + PAD * 12
+
+
+def test_a_page_that_ends_inside_its_matchs_paragraph_reads_on_past_that_edge_before_paging_elsewhere():
+    """Rule 5: the page around the only match ends inside the block the match's sentence introduces (no sentence end
+    within locate's window, so rule 2 does not fire). The next read continues that paragraph from the edge instead of
+    paging back toward the half of the page holding the question words."""
+    text = _paragraph_beside()
+    item = _item("guide", text, PARA_SPAN)
+    edge = PARA_AT - LEAD + MAX_PAGE_CHARS
+    assert text.index("The rotation") == PARA_AT and item["start"] > edge and TERM not in PARA_SPAN
+    run = _flow({"guide": text, "other": "Colours\n\nThe palette has four colours.\n"}, item)
+    reads = _reads(run)
+    assert reads[0]["offset"] == PARA_AT - LEAD, _trace(run)
+    assert reads[1]["offset"] == edge, _trace(run)
+    assert run.answered and run.answered_at == 3, _trace(run)  # locate, the page around the match, on from its edge
+
+
+def test_a_paragraph_cut_is_what_the_page_shows_of_the_matchs_paragraph_at_that_edge():
+    """What rule 5 weighs: the part of the cut paragraph on the page, per edge; a blank line between the match and
+    an edge means that edge cuts nothing."""
+    from evidence_lib.eval._reader import _Page, _paragraph_cuts
+
+    body = "so on\nThe rotation keeps:\n  a = 1\n  b = 2"
+    back, ahead = _paragraph_cuts(_Page(100, 100 + len(body), body, True), TERM)
+    assert back == body and ahead == body
+    spaced = "Intro.\n\nThe rotation keeps:\n  a = 1\n\nOther text"
+    assert _paragraph_cuts(_Page(100, 100 + len(spaced), spaced, True), TERM) == (None, None)

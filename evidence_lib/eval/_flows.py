@@ -28,8 +28,8 @@ Two choosers (:data:`CHOOSERS`, ``--chooser``):
 
 Where a protocol flow reads inside a document (:func:`~evidence_lib.eval._reader.read_document`): around its
 matches holding the most question words first (:func:`evidence_score`), on from a page edge that cuts a match's
-sentence, the gap between two pages that show matches, every located match read, on from a page edge that cuts a
-match's paragraph, and only then paging on from the page holding the most question words.
+sentence, the gap between two pages that show matches, and only then paging on from the page holding the most
+question words.
 
 A question counts as answered only when a citation built from the tool output verifies against the
 corpus (``verify_citation``: the same bytes, read, text matching) and contains the span
@@ -94,9 +94,8 @@ _PROTOCOL_READING = (
     "matches than shown, pages around its matches holding the most question words first (each taking in whole "
     "the excerpts its edge would cut, never text read already), on from a page edge that cuts a match's sentence, "
     "the gap of at most a page between two pages showing matches (these two by the question words of the sentences "
-    "pointing there: before a located match only when as many as its excerpt's), every located match read, on from a "
-    "page edge that cuts a match's paragraph, then pages before and after the page holding the most question words "
-    "alternately; the best pick reads on while it reads where its best evidence "
+    "pointing there: before a located match only when as many as its excerpt's), then pages before and after the "
+    "page holding the most question words alternately; the best pick reads on while it reads where its best evidence "
     "is, any other pick gets turns of at most 2 calls")
 
 _HELP = {

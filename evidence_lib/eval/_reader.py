@@ -19,14 +19,10 @@ limits (pages of at most ``MAX_PAGE_CHARS``, text read once is in the context al
    question words first (those holding the most of this document's read where the evidence is; where no excerpt
    shows any question word, all do).
 4. An unread gap of at most one page between two pages that both show a match (they bracket it): exactly the gap.
-5. Once every located match is read and no sentence points on, a page around a match whose edge cuts that match's
-   paragraph (no blank line between the match and the edge) reads on past that edge before any paging on: what a
-   term stands beside (the rest of its paragraph, the code block or list it introduces) runs on to a blank line.
-   Such a read is beside the evidence, not at it: like paging on, it ends the best pick's turn.
-6. Only then paging on: from the page holding the most question words, first toward the half of it holding more of
-   them, then the other way, alternately. These steps and rule 5's do not read where the evidence is.
+5. Only then paging on: from the page holding the most question words, first toward the half of it holding more of
+   them, then the other way, alternately. These are the only steps that do not read where the evidence is.
 
-Rules 2, 4 and 5 weigh their evidence like rule 3 does (:func:`_evidence_led`): by the question words the page shows of
+Rules 2 and 4 weigh their evidence like rule 3 does (:func:`_evidence_led`): by the question words the page shows of
 the cut sentence, or of the sentences of the matches next to the gap. The strongest is read first, and before a
 located match not read yet only when it holds as many question words as that match's excerpt (a term dense in a
 text cuts some sentence at nearly every page edge: the term alone is no evidence of the answer). Such a read counts
@@ -36,7 +32,6 @@ weaker one, the best pick's turn ends like after paging on (:func:`~evidence_lib
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -150,28 +145,6 @@ def _cuts(page: _Page, term: str) -> tuple[str | None, str | None]:
     return back, ahead
 
 
-#: A blank line: it ends a paragraph (as it ends a sentence in locate's window, :func:`~evidence_lib.profiles.window`).
-_BLANK_LINE = re.compile(r"\n[ \t]*\n")
-
-
-def _paragraph_cuts(page: _Page, term: str) -> tuple[str | None, str | None]:
-    """What the page shows of the paragraph of its first match when its start edge cuts it, and of its last match's
-    when its end edge cuts it (no blank line between the match and that edge), or ``None`` per edge (rule 5)."""
-    text, needle = page.text, term.lower()
-    lowered = text.lower()
-    first, last = (lowered.find(needle), lowered.rfind(needle)) if needle else (-1, -1)
-    if first < 0:
-        return None, None
-    back = ahead = None
-    if page.start > 0 and text[:first].strip() and not _BLANK_LINE.search(text, 0, first):
-        stop = _BLANK_LINE.search(text, first)
-        back = text[:stop.start() if stop else len(text)]
-    if page.end != END and not _BLANK_LINE.search(text, last):
-        starts = [m.end() for m in _BLANK_LINE.finditer(text, 0, last)]
-        ahead = text[starts[-1] if starts else 0:]
-    return back, ahead
-
-
 def _onward_from(pages: Sequence[_Page], page: _Page, forward: bool) -> tuple[int, int] | None:
     """The unread page next to ``page``'s side (``forward``: after it; else before it), skipping pages read:
     ``(offset, limit)``, or ``None`` when that side is read to the document's edge."""
@@ -193,16 +166,13 @@ def _onward_from(pages: Sequence[_Page], page: _Page, forward: bool) -> tuple[in
     return first, at - first
 
 
-def _evidence_led(pages: Sequence[_Page], term: str, words: frozenset[str],
-                  paragraphs: bool = False) -> list[tuple[int, int, int]]:
+def _evidence_led(pages: Sequence[_Page], term: str, words: frozenset[str]) -> list[tuple[int, int, int]]:
     """Every next read evidence points to, ``(offset, limit, score)``: the rest of a match's sentence window a page
-    edge cut (rule 2; ``paragraphs``: of its paragraph, rule 5), scored by the question words the page shows of it; a
-    gap of at most one page between two pages showing a match (rule 4), scored by the question words of the windows
-    of the matches nearest it."""
+    edge cut (rule 2), scored by the question words the page shows of that window; a gap of at most one page between
+    two pages showing a match (rule 4), scored by the question words of the windows of the matches nearest it."""
     led = []
-    cuts = _paragraph_cuts if paragraphs else _cuts
     for page in (p for p in pages if p.around):
-        back, ahead = cuts(page, term)
+        back, ahead = _cuts(page, term)
         if ahead is not None and (nxt := _onward_from(pages, page, True)) is not None and nxt[0] == page.end:
             led.append((*nxt, evidence_score(ahead, words)))
         if back is not None and (nxt := _onward_from(pages, page, False)) is not None and \
@@ -243,14 +213,12 @@ def read_document(call: Callable, term: str, doc_id: str, profile: Profile, word
     def unread() -> int:  # the most question words a located excerpt not on a page read yet holds
         return max((-score for score, start, _ in spots if _covering(pages, start) is None), default=0)
 
-    def evidence(at_least: int = 0, paragraphs: bool = False) -> Iterator[Step]:
-        """Rules 2 and 4 (``paragraphs``: rule 5 and 4) while they point as strongly as ``at_least``."""
-        while led := [x for x in _evidence_led(pages, term, words, paragraphs) if x[2] >= at_least]:
+    def evidence(at_least: int = 0) -> Iterator[Step]:  # rules 2 and 4, while they point as strongly as ``at_least``
+        while led := [x for x in _evidence_led(pages, term, words) if x[2] >= at_least]:
             offset, limit, score = max(led, key=lambda x: x[2])  # max() keeps the first of equals
             if not read(offset, limit):
                 return
-            # as strong as this document's best excerpt; a paragraph's rest is only beside the evidence
-            yield not paragraphs and score >= -min(spots, default=(0,))[0]
+            yield score >= -min(spots, default=(0,))[0]  # as strong as this document's best excerpt
 
     spots = sorted((-evidence_score(x.text, words), x.start, x.end) for x in shown)
     for _, start, end in spots[:1]:  # rule 1: the best excerpt of this document
@@ -276,13 +244,12 @@ def read_document(call: Callable, term: str, doc_id: str, profile: Profile, word
         yield score == best  # a match holding the most question words of this document's (all, where none shows any)
         yield from evidence(unread())
     yield from evidence()
-    yield from evidence(paragraphs=True)  # rule 5
     yield from _paging_on(pages, words, read, evidence)
 
 
 def _paging_on(pages: list[_Page], words: frozenset[str], read: Callable[[int, int], bool],
                evidence: Callable[[], Iterator[Step]]) -> Iterator[Step]:
-    """Rule 6: pages on both sides of the page holding the most question words (the first read of those holding as
+    """Rule 5: pages on both sides of the page holding the most question words (the first read of those holding as
     many), first toward its half holding more of them, alternately; evidence a page shows is followed first."""
     if not pages:
         if not read(0, MAX_PAGE_CHARS):

@@ -125,9 +125,9 @@ def kernel_folder(root: Path) -> Path:
     """build/kernel/kernel_en (unpacked from bench/data/ the first time, bench/eval_compare.py), copied under
     ``root``."""
     sys.path.insert(0, str(ROOT / "bench"))
-    from eval_compare import KERNEL, unpack_kernel
+    from eval_compare import KERNEL, unpack_corpora
 
-    unpack_kernel()
+    unpack_corpora(["kernel_en"])
     folder = root / "kernel_en"
     if not folder.is_dir():
         shutil.copytree(KERNEL / "kernel_en", folder)

@@ -59,3 +59,9 @@ def test_a_peer_that_is_not_installed_is_skipped_with_how_to_install_it(monkeypa
     assert "npm install" in bench.skipped("filesystem")
     assert "pip install mcp-server-fetch" in bench.skipped("fetch")
     assert bench.skipped("evidence") is None
+
+
+def test_the_kernel_set_gets_its_folder_of_documents(tmp_path: Path) -> None:
+    """The kernel_en set's folder comes from the archive the eval unpacks (a renamed helper once broke it)."""
+    folder = bench.kernel_folder(tmp_path)
+    assert folder == tmp_path / "kernel_en" and len(list(folder.glob("*.txt"))) > 2_000

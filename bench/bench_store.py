@@ -429,7 +429,7 @@ def plot(results: dict, path: Path) -> None:
     ax.legend()
     fig.suptitle(f"evidence store: scan vs indexed ({results['corpus'][-1]['docs']:,} documents at most)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=220)  # twice the display size: notebook 11x shows it with retina=True (sharp on HiDPI)
     plt.close(fig)
 
 

@@ -46,3 +46,16 @@ def test_a_call_limit_under_one_is_refused_before_any_flow_runs(zh, max_calls):
     name, docs, items = zh
     with pytest.raises(ValueError, match="max_calls must be at least 1"):
         evaluate(name, docs, items, flows=("compact",), max_calls=max_calls)
+
+
+@pytest.mark.parametrize("chooser", ["oracle", "overlap"])
+def test_the_call_limit_bounds_the_opening_calls_too(zh, chooser):
+    """Issue 34 (08x review, third pass, item 1): at max_calls=1 article still made its search and its locate, and
+    compact under overlap its locate and its search; the limit bounded only the reading after them."""
+    name, docs, items = zh
+    full = evaluate(name, docs, items, flows=READING, chooser=chooser)
+    cut = evaluate(name, docs, items, flows=READING, chooser=chooser, max_calls=1)
+    for flow in READING:
+        for whole, short in zip(full["per_question"][flow], cut["per_question"][flow], strict=True):
+            assert short["calls"] == whole["calls"][:1], (flow, whole["id"])
+            assert short["bytes"] == whole["calls"][0]["utf8_bytes"], (flow, whole["id"])

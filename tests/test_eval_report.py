@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -214,3 +215,35 @@ def test_grid_figure_draws_each_sets_answered_share_and_median_bytes_for_the_flo
     assert [round(p.get_height(), 2) for p in answered.patches] == [0.7, 0.9, 1.0, 0.8]  # compact, then deepagents
     assert [p.get_height() for p in median.patches] == [1_500, 400, 2_000, 300] and median.get_yscale() == "log"
     plt.close(fig)
+
+
+def test_load_sets_finds_the_held_out_near_set_beside_the_held_out_set():
+    """08x review (third pass) item 6: Step 5 shows debian_holdout_near, found by load_sets from its committed file."""
+    sets = load_sets(ROOT / "bench" / "results")
+    assert {"debian_holdout", "debian_holdout_near"} <= set(sets)
+    table = every_set_table({"debian_holdout_near": sets["debian_holdout_near"]}, flows=("article", "compact"))
+    for chooser in ("oracle", "overlap"):
+        assert re.search(rf"^debian_holdout_near\s+{chooser}\s+compact\s+\d+/60", table, flags=re.MULTILINE), chooser
+
+
+def test_deep_agents_unanswered_questions_spend_every_call_under_overlap_on_every_committed_set():
+    """08x review (third pass) item 9: Step 2 says the flow that gives up is the expensive one: under overlap Deep
+    Agents' unanswered questions spend every call allowed, so the both-answered ratio is never below the all-questions
+    one. Guards that sentence against a future result."""
+    from evidence_lib.course.eval_tables import both_answered
+    from evidence_lib.eval import MAX_CALLS
+
+    for name, result in load_sets(ROOT / "bench" / "results").items():
+        run = runs_by_chooser(result)["overlap"]
+        assert all(len(r["calls"]) == MAX_CALLS for r in run["per_question"]["deepagents"] if not r["answered"]), name
+        n, mine, peer = both_answered(run, "compact")
+        flows = run["flows"]
+        assert mine / peer >= flows["compact"]["median_bytes"] / flows["deepagents"]["median_bytes"], name
+
+
+def test_article_answers_more_than_compact_under_overlap_on_every_kernel_set():
+    """08x review (third pass) item 3: Step 3 says so for all four kernel sets, not only kernel_zh."""
+    sets = load_sets(ROOT / "bench" / "results")
+    for name in ("kernel_zh", "kernel_zh_near", "kernel_en", "kernel_en_near"):
+        flows = runs_by_chooser(sets[name])["overlap"]["flows"]
+        assert flows["article"]["answered"] > flows["compact"]["answered"], name

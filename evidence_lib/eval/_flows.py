@@ -317,13 +317,18 @@ def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[
             return True
         return False
 
+    def calls_left() -> bool:  # bounds every call, the opening search and locate included
+        return len(run.calls) < max_calls
+
     query = item["question"][:MAX_QUERY_CHARS]
     if profile.locate_ranks_by_query:  # the question ranks the locate itself: no manifest to pay for
         first, shown = call("locate_evidence", {"term": item["locate_term"], "query": query}), []
     else:
         manifest = call("search_evidence", {"query": query})
+        if not calls_left():
+            return run
         first, shown = call("locate_evidence", {"term": item["locate_term"]}), _manifest_shown(manifest, profile)
-    if answered():
+    if answered() or not calls_left():
         return run
     near = excerpts([first])  # the text the locate showed (none where it shows offsets only)
     counts = profile.located_counts(first.text) if first.status == "success" else {}
@@ -334,7 +339,7 @@ def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[
     words = reader_words(item["question"], item["locate_term"])
     readings = [read_document(call, item["locate_term"], doc_id, profile, words, counts.get(doc_id, 0),
                          [x for x in near if x.doc_id == doc_id]) for doc_id in run.picked]
-    read_where_evidence_is(readings, lambda: len(run.calls) < max_calls, answered)
+    read_where_evidence_is(readings, calls_left, answered)
     return run
 
 

@@ -57,7 +57,7 @@ def _try_it(tmp_path: Path, server_args_line: str) -> list[str]:
                  "store_args": ["--store", str(store_file), "--tokens", str(tokens_file)]}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(source.replace(line, server_args_line), namespace)  # noqa: S102 - the notebook's own cell
+        exec(source.replace(line, server_args_line), namespace)  # the notebook's own cell
     return out.getvalue().splitlines()
 
 
@@ -96,7 +96,7 @@ def test_the_guides_stdio_snippets_name_an_absolute_python() -> None:
     assert "~/.cursor/mcp.json" in section and "Application Support/Claude" in section
 
 
-async def test_the_guides_langgraph_snippet_answers_with_a_verified_citation(corpus: Path, tokens: Path) -> None:  # noqa: F811
+async def test_the_guides_langgraph_snippet_answers_with_a_verified_citation(corpus: Path, tokens: Path) -> None:
     """The guide's code block, as written, with the test's server URL: the adapters' tools inside create_agent."""
     pytest.importorskip("langchain_mcp_adapters", reason="langchain-mcp-adapters is not installed (the mcp extra)")
     pytest.importorskip("langchain.agents", reason="create_agent needs the agents extra")
@@ -109,7 +109,7 @@ async def test_the_guides_langgraph_snippet_answers_with_a_verified_citation(cor
     reader = CitingReader(revision)
     with http_server(corpus, tokens) as url:
         namespace: dict = {}
-        exec(snippet.replace("http://127.0.0.1:8765/mcp", url), namespace)  # noqa: S102 - the guide's own code
+        exec(snippet.replace("http://127.0.0.1:8765/mcp", url), namespace)  # the guide's own code
         answer = await namespace["ask"](PolicyChatModel(reader=reader), "What is the batch limit?")
     assert answer == reader.answer() and "The batch limit is 200 rows per call." in LIMITS
     assert reader.verdict == {"verified": True, "checks": [

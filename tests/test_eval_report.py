@@ -290,3 +290,18 @@ def test_set_inputs_reads_an_archived_corpus_as_the_committed_eval_ran_it():
         assert corpus_sha256({d.doc_id: d.text for d in docs}) == committed["corpus_sha256"]
         assert len(items) == 45, name
     assert set_inputs("pydoc")[0] == "pydoc" and len(set_inputs("zh")[2]) == 29
+
+
+def test_first_reply_gives_the_reply_a_committed_first_call_was_measured_on():
+    """08x review (fourth pass) item 3: Step 3 prints compact's first locate for kernel-zh-016; the reply is the one
+    the committed record measured (its UTF-8 bytes), so the notebook shows what the flow saw."""
+    from evidence_lib.course.eval_tables import first_reply, set_inputs
+
+    _, docs, _ = set_inputs("kernel_zh", ROOT / "bench" / "data")
+    records = runs_by_chooser(load_sets(ROOT / "bench" / "results")["kernel_zh"])["overlap"]["per_question"]
+    for flow in ("compact", "article"):
+        for record in records[flow][:8]:
+            reply = first_reply(docs, record, profile=flow)
+            assert len(reply.encode("utf-8")) == record["calls"][0]["utf8_bytes"], (flow, record["id"])
+    record = next(r for r in records["compact"] if r["id"] == "kernel-zh-016")
+    assert first_reply(docs, record).splitlines()[2].startswith('[5283,5409) "')

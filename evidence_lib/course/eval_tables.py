@@ -12,7 +12,8 @@ top level and the other choosers under ``by_chooser``. These helpers read whatev
 * :func:`sets_at_a_glance`: one line per set: its size, one flow's answered beside Deep Agents' and their median bytes
   ratio, over every question and over the questions both answered (:func:`both_answered`), under one chooser;
 * :func:`unanswered_table`: per set, the questions one flow and Deep Agents left unanswered and their median bytes;
-* :func:`set_inputs`: a set's corpus and checked questions, a kernel or Debian corpus read from its archive.
+* :func:`set_inputs`: a set's corpus and checked questions, a kernel or Debian corpus read from its archive;
+* :func:`first_reply`: the reply the eval's tools gave to a question's first call (what a flow saw, not its size).
 
 Ratios print with two decimals (a value under its peer's reads below ``1.00x``, never rounded to ``1x``).
 """
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["PEER", "both_answered", "bytes_by_tool_table", "engines", "every_set_table", "floor_table", "flow_table",
-           "grid_figure", "load_sets", "ratio", "runs_by_chooser", "set_inputs", "sets_at_a_glance",
+           "grid_figure", "load_sets", "ratio", "first_reply", "runs_by_chooser", "set_inputs", "sets_at_a_glance",
            "unanswered_table"]
 
 #: The flow every ratio is taken against: Deep Agents' own tools used as a capable model would.
@@ -253,3 +254,16 @@ def set_inputs(name: str, data: str | Path = "../bench/data") -> tuple[str, list
             tar.extractall(tmp, filter="data")
         corpus_name, docs = load_corpus(str(Path(tmp) / corpus))
     return corpus_name, docs, load_qa(data / f"{name}_qa.json", docs)
+
+
+def first_reply(docs: Sequence[Any], record: Mapping[str, Any], profile: str = "compact") -> str:
+    """The reply to a per-question record's first call from fresh tools of ``profile`` over ``docs``, the eval's
+    source: the text the flow saw, ``utf8_bytes`` as recorded (notebook 08x). Only the first: later replies depend on
+    what the run showed before (a revision is shown once per snapshot)."""
+    from .._toolkit import run_tool_call, tool_call
+    from .._tools import evidence_tools
+    from ..retrieval._folder import bm25_source
+
+    call = record["calls"][0]
+    tools = evidence_tools(bm25_source(docs), profile=profile)
+    return str(run_tool_call(tools, tool_call(call["tool"], dict(call["args"]), "first")).content)

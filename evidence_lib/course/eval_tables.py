@@ -210,9 +210,9 @@ def grid_figure(results: Mapping[str, Result], chooser: str = "overlap", flow: s
     for ax in axes:
         ax.set_xticks(range(len(names)), names, rotation=25, ha="right")
     axes[0].set(ylim=(0, 1), ylabel="share of questions answered")
-    axes[1].set(yscale="log", ylabel="median bytes (log)")
+    axes[1].set(yscale="log", ylabel="median bytes (log)", title="UTF-8 bytes, median over all questions")
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper")
-    fig.suptitle(f"Every set, chooser {chooser}: {flow} beside Deep Agents; median UTF-8 bytes over all questions")
+    fig.suptitle(f"Every set, chooser {chooser}: {flow} beside Deep Agents")
     return fig
 
 

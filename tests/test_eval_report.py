@@ -247,3 +247,63 @@ def test_article_answers_more_than_compact_under_overlap_on_every_kernel_set():
     for name in ("kernel_zh", "kernel_zh_near", "kernel_en", "kernel_en_near"):
         flows = runs_by_chooser(sets[name])["overlap"]["flows"]
         assert flows["article"]["answered"] > flows["compact"]["answered"], name
+
+
+def test_grid_figure_axis_labels_stay_below_its_title():
+    """08x review (fourth pass) item 12: the bytes panel's y-label ran into the figure's title."""
+    import matplotlib.pyplot as plt
+
+    from evidence_lib.course.eval_tables import grid_figure
+
+    fig = grid_figure(load_sets(ROOT / "bench" / "results"))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    title = fig._suptitle.get_window_extent(renderer)
+    for ax in fig.axes:
+        assert ax.yaxis.label.get_window_extent(renderer).y1 < title.y0, ax.get_ylabel()
+    legend = fig.legends[0].get_window_extent(renderer)
+    assert title.x1 < legend.x0 or title.y0 > legend.y1  # nor does the title run into the legend
+    assert "all questions" in fig.axes[1].get_title()  # the median's population is still said
+    plt.close(fig)
+
+
+def test_unanswered_table_gives_each_flows_unanswered_questions_and_their_median_bytes():
+    """08x review (fourth pass) item 4: Step 2 says Deep Agents gives up more often and its give-ups cost more."""
+    from evidence_lib.course.eval_tables import unanswered_table
+
+    sets = load_sets(ROOT / "bench" / "results")
+    table = unanswered_table({name: sets[name] for name in ("pydoc", "kernel_zh")})
+    lines = table.splitlines()
+    assert lines[0].split()[:3] == ["set", "chooser", "compact"]
+    assert lines[1].split() == ["pydoc", "overlap", "9", "7,766", "10", "16", "21,561", "10"]
+    assert lines[2].split() == ["kernel_zh", "overlap", "9", "11,026", "10", "13", "68,899", "10"]
+
+
+def test_set_inputs_reads_an_archived_corpus_as_the_committed_eval_ran_it():
+    """08x review (fourth pass) item 1: Step 7's cell runs on any set; kernel_zh's archive gives the corpus the
+    committed result was computed on (same corpus_sha256, same questions), and a near set reads its base corpus."""
+    from evidence_lib.course.eval_tables import set_inputs
+    from evidence_lib.eval._qa_check import corpus_sha256
+
+    committed = json.loads((ROOT / "bench" / "results" / "eval_kernel_zh.json").read_text(encoding="utf-8"))
+    for name in ("kernel_zh", "kernel_zh_near"):
+        corpus, docs, items = set_inputs(name, ROOT / "bench" / "data")
+        assert corpus == "kernel_zh" and len(docs) == committed["documents"]
+        assert corpus_sha256({d.doc_id: d.text for d in docs}) == committed["corpus_sha256"]
+        assert len(items) == 45, name
+    assert set_inputs("pydoc")[0] == "pydoc" and len(set_inputs("zh")[2]) == 29
+
+
+def test_first_reply_gives_the_reply_a_committed_first_call_was_measured_on():
+    """08x review (fourth pass) item 3: Step 3 prints compact's first locate for kernel-zh-016; the reply is the one
+    the committed record measured (its UTF-8 bytes), so the notebook shows what the flow saw."""
+    from evidence_lib.course.eval_tables import first_reply, set_inputs
+
+    _, docs, _ = set_inputs("kernel_zh", ROOT / "bench" / "data")
+    records = runs_by_chooser(load_sets(ROOT / "bench" / "results")["kernel_zh"])["overlap"]["per_question"]
+    for flow in ("compact", "article"):
+        for record in records[flow][:8]:
+            reply = first_reply(docs, record, profile=flow)
+            assert len(reply.encode("utf-8")) == record["calls"][0]["utf8_bytes"], (flow, record["id"])
+    record = next(r for r in records["compact"] if r["id"] == "kernel-zh-016")
+    assert first_reply(docs, record).splitlines()[2].startswith('[5283,5409) "')

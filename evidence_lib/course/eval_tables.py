@@ -10,7 +10,10 @@ top level and the other choosers under ``by_chooser``. These helpers read whatev
 * :func:`bytes_by_tool_table`: where the bytes go, per set, chooser, flow and tool;
 * :func:`grid_figure`: the same per set as a picture, one flow beside Deep Agents (matplotlib, the ``course`` extra);
 * :func:`sets_at_a_glance`: one line per set: its size, one flow's answered beside Deep Agents' and their median bytes
-  ratio, over every question and over the questions both answered (:func:`both_answered`), under one chooser.
+  ratio, over every question and over the questions both answered (:func:`both_answered`), under one chooser;
+* :func:`unanswered_table`: per set, the questions one flow and Deep Agents left unanswered and their median bytes;
+* :func:`set_inputs`: a set's corpus and checked questions, a kernel or Debian corpus read from its archive;
+* :func:`first_reply`: the reply the eval's tools gave to a question's first call (what a flow saw, not its size).
 
 Ratios print with two decimals (a value under its peer's reads below ``1.00x``, never rounded to ``1x``).
 """
@@ -27,7 +30,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["PEER", "both_answered", "bytes_by_tool_table", "engines", "every_set_table", "floor_table", "flow_table",
-           "grid_figure", "load_sets", "ratio", "runs_by_chooser", "sets_at_a_glance"]
+           "grid_figure", "load_sets", "ratio", "first_reply", "runs_by_chooser", "set_inputs", "sets_at_a_glance",
+           "unanswered_table"]
 
 #: The flow every ratio is taken against: Deep Agents' own tools used as a capable model would.
 PEER = "deepagents"
@@ -206,7 +210,61 @@ def grid_figure(results: Mapping[str, Result], chooser: str = "overlap", flow: s
     for ax in axes:
         ax.set_xticks(range(len(names)), names, rotation=25, ha="right")
     axes[0].set(ylim=(0, 1), ylabel="share of questions answered")
-    axes[1].set(yscale="log", ylabel="median UTF-8 bytes, all questions (log)")
+    axes[1].set(yscale="log", ylabel="median bytes (log)", title="UTF-8 bytes, median over all questions")
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper")
     fig.suptitle(f"Every set, chooser {chooser}: {flow} beside Deep Agents")
     return fig
+
+
+def unanswered_table(results: Mapping[str, Result], chooser: str = "overlap", flow: str = "compact") -> str:
+    """Per set under ``chooser``: the questions ``flow`` and :data:`PEER` left unanswered, the median bytes they spent
+    on them and the median calls (notebook 08x: why giving up is expensive, from the per-question records)."""
+    def cells(records: Sequence[Mapping[str, Any]]) -> list[str]:
+        missed = [r for r in records if not r["answered"]]
+        if not missed:
+            return ["0", "-", "-"]
+        return [str(len(missed)), _num(statistics.median(r["bytes"] for r in missed)),
+                _num(statistics.median(len(r["calls"]) for r in missed))]
+
+    rows = []
+    for name, result in results.items():
+        per_question = runs_by_chooser(result)[chooser]["per_question"]
+        rows.append([name, chooser, *cells(per_question.get(flow, [])), *cells(per_question.get(PEER, []))])
+    header = ("set", "chooser", f"{flow} unanswered", "median B", "calls", "DA unanswered", "median B", "calls")
+    return _render(header, rows, left=2)
+
+
+def set_inputs(name: str, data: str | Path = "../bench/data") -> tuple[str, list[Any], list[dict[str, Any]]]:
+    """``(corpus name, documents, checked questions)`` of the set ``name`` as ``bench/eval_compare.py`` runs it:
+    ``pydoc``, ``zh`` (shipped), or a set whose corpus is archived in ``data`` (``<corpus>.tar.xz``, a ``*_near``
+    set's corpus is its base set's), unpacked into a temporary folder and read as that folder corpus (notebook 08x,
+    so a learner re-runs a flow on any set)."""
+    import tarfile
+    import tempfile
+
+    from ..eval import data_path, load_corpus, load_qa
+
+    if name in ("pydoc", "zh"):
+        corpus_name, docs = load_corpus("pydoc" if name == "pydoc" else str(data_path("zh_corpus")))
+        return corpus_name, docs, load_qa(data_path(f"{name}_qa.json"), docs)
+    data = Path(data)
+    corpus = name.removesuffix("_near")
+    with tempfile.TemporaryDirectory(prefix="evidence-set-") as tmp:
+        with tarfile.open(data / f"{corpus}.tar.xz", mode="r:xz") as tar:
+            # the data filter refuses links and paths out of tmp (Python 3.11.4 and later; before, our own archive)
+            tar.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        corpus_name, docs = load_corpus(str(Path(tmp) / corpus))
+    return corpus_name, docs, load_qa(data / f"{name}_qa.json", docs)
+
+
+def first_reply(docs: Sequence[Any], record: Mapping[str, Any], profile: str = "compact") -> str:
+    """The reply to a per-question record's first call from fresh tools of ``profile`` over ``docs``, the eval's
+    source: the text the flow saw, ``utf8_bytes`` as recorded (notebook 08x). Only the first: later replies depend on
+    what the run showed before (a revision is shown once per snapshot)."""
+    from .._toolkit import run_tool_call, tool_call
+    from .._tools import evidence_tools
+    from ..retrieval._folder import bm25_source
+
+    call = record["calls"][0]
+    tools = evidence_tools(bm25_source(docs), profile=profile)
+    return str(run_tool_call(tools, tool_call(call["tool"], dict(call["args"]), "first")).content)

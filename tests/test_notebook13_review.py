@@ -100,9 +100,8 @@ async def test_the_guides_langgraph_snippet_answers_with_a_verified_citation(cor
     """The guide's code block, as written, with the test's server URL: the adapters' tools inside create_agent."""
     pytest.importorskip("langchain_mcp_adapters", reason="langchain-mcp-adapters is not installed (the mcp extra)")
     pytest.importorskip("langchain.agents", reason="create_agent needs the agents extra")
-    from test_mcp_clients import CitingReader
-
     from langchain_core.messages import SystemMessage
+    from test_mcp_clients import CitingReader
 
     from evidence_lib.course.readers import PolicyChatModel
     from evidence_lib.profiles import COMPACT

@@ -34,12 +34,13 @@ def write_corpus(folder: Path) -> Path:
     return folder
 
 
-def write_tokens(path: Path) -> Path:
-    """Alice (finance) may read ``payroll``; Bob, same tenant, may not."""
+def write_tokens(path: Path, *, documents: bool = True) -> Path:
+    """Alice (finance) may read ``payroll``; Bob, same tenant, may not (``documents=False``: the tokens only, as a
+    ``--store`` server takes them, its documents' grants being the snapshot's)."""
+    grants = {"documents": {"payroll": {"tenant": "acme", "read": ["group:finance"]}}} if documents else {}
     path.write_text(json.dumps({
         "tokens": {ALICE_TOKEN: {"tenant": "acme", "user": "alice", "groups": ["finance"]},
-                   BOB_TOKEN: {"tenant": "acme", "user": "bob"}},
-        "documents": {"payroll": {"tenant": "acme", "read": ["group:finance"]}}}), encoding="utf-8")
+                   BOB_TOKEN: {"tenant": "acme", "user": "bob"}}, **grants}), encoding="utf-8")
     return path
 
 

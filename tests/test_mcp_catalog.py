@@ -160,3 +160,16 @@ def test_a_document_one_may_discover_but_not_read_shows_its_doc_id_only(corpus: 
     rows = {row["doc_id"]: row for row in json.loads(text)["documents"]}
     assert mime == "application/json" and rows["payroll"] == {"doc_id": "payroll", "readable": False}
     assert "工资" not in text and rows["limits"]["readable"] is True
+
+
+def test_the_reading_contract_says_revisions_are_the_corpus_own() -> None:
+    """The contract's example cites a dated revision (``d03@2026-10-27#145412``); a folder's are sha256 prefixes, a
+    store's whatever its snapshot holds: the prompt says to cite the revision as a reply showed it, whatever its form
+    (issue 34's review of 13, item 14)."""
+    from evidence_lib.integrations.mcp._catalog import contract
+
+    text = contract("compact")
+    assert "@2026-10-27" in text  # the shared contract's example, kept
+    assert "A revision is what a reply showed" in text and "12 hex digits of a file's sha256" in text
+    assert text.index("@2026-10-27") < text.index("A revision is what")  # the note follows the example
+    assert "A revision is what a reply showed" in contract("article")  # no dated example there: the note holds too

@@ -45,7 +45,7 @@ def where(request, tmp_path: Path) -> Iterator[str]:
 def server(where: str, tmp_path: Path, name: str, port: int | None = None) -> Iterator[ServerProcess]:
     tokens = tmp_path / "tokens.json"
     if not tokens.exists():
-        write_tokens(tokens)
+        write_tokens(tokens, documents=False)
     with ServerProcess.start(["--store", where, "--tokens", str(tokens)], port=port, cwd=ROOT, env=server_env(),
                              stderr=tmp_path / f"{name}.log", timeout=READY_SECONDS) as running:
         yield running
@@ -136,3 +136,14 @@ def test_a_server_that_exits_before_listening_shows_its_own_error(tmp_path: Path
                             cwd=ROOT, env=server_env())
     assert "exited (code 2) before it listened" in str(failed.value)
     assert "tokens file missing.json" in str(failed.value)  # the server's own stderr line
+
+
+def test_a_store_server_refuses_document_grants_it_would_not_apply(tmp_path: Path) -> None:
+    """With ``--store`` the documents and their grants come from the snapshot; a tokens file's ``documents`` would be
+    silently ignored (a document it restricts served to everyone), so the server refuses to start and says why."""
+    tokens = write_tokens(tmp_path / "tokens.json")  # Alice's and Bob's tokens, and payroll for finance only
+    with pytest.raises(RuntimeError) as failed:
+        ServerProcess.start(["--store", str(tmp_path / "evidence.db"), "--tokens", str(tokens)], cwd=ROOT,
+                            env=server_env())
+    assert "exited (code 2) before it listened" in str(failed.value)
+    assert "'documents' grants apply to --corpus only" in str(failed.value)

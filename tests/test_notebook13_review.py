@@ -100,13 +100,18 @@ async def test_the_guides_langgraph_snippet_answers_with_a_verified_citation(cor
     """The guide's code block, as written, with the test's server URL: the adapters' tools inside create_agent."""
     pytest.importorskip("langchain_mcp_adapters", reason="langchain-mcp-adapters is not installed (the mcp extra)")
     pytest.importorskip("langchain.agents", reason="create_agent needs the agents extra")
+    from langchain_core.messages import SystemMessage
     from test_mcp_clients import CitingReader
 
     from evidence_lib.course.readers import PolicyChatModel
+    from evidence_lib.profiles import COMPACT
 
     snippet = GUIDE.split("**A LangGraph agent**", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     revision = {d.doc_id: d.revision for d in load_corpus(str(corpus))[1]}["limits"]
     reader = CitingReader(revision)
+    first: list = []  # the first message the model is given, at each turn
+    respond = reader.respond
+    reader.respond = lambda messages: first.append(messages[0]) or respond(messages)
     with http_server(corpus, tokens) as url:
         namespace: dict = {}
         exec(snippet.replace("http://127.0.0.1:8765/mcp", url), namespace)  # the guide's own code
@@ -114,3 +119,5 @@ async def test_the_guides_langgraph_snippet_answers_with_a_verified_citation(cor
     assert answer == reader.answer() and "The batch limit is 200 rows per call." in LIMITS
     assert reader.verdict == {"verified": True, "checks": [
         {"line": 1, "doc_id": "limits", "start": 12, "end": 49, "reason": "ok"}]}
+    # The agent is given the server's reading_contract prompt as its system prompt, at every turn.
+    assert first and all(isinstance(m, SystemMessage) and COMPACT.system_prompt in m.content for m in first)

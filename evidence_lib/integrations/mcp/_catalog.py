@@ -25,7 +25,7 @@ from ..._tools import MAX_MANIFEST_BYTES, MAX_MANIFEST_LIMIT, MAX_TITLE_CHARS
 from ...profiles._registry import profile_of
 
 __all__ = ["CATALOG_TEMPLATE", "CATALOG_URI", "INSTRUCTIONS", "MAX_QUESTION_CHARS", "PAGE_TEMPLATE", "PROMPT",
-           "catalog_cursor", "catalog_page", "contract", "page_args", "page_uri"]
+           "REVISIONS", "catalog_cursor", "catalog_page", "contract", "page_args", "page_uri"]
 
 PROMPT = "reading_contract"
 CATALOG_URI = "evidence://catalog"
@@ -37,13 +37,16 @@ _MAX_INT_DIGITS = 12
 #: How the server tells a client to start (its MCP ``instructions``, and the head of the prompt).
 INSTRUCTIONS = ("Search, locate and read your documents with citations that verify: call start_task first, then "
                 "search_evidence, locate_evidence, read_evidence; check the final answer with verify_citations.")
+#: After the contract, whose example revision may be a date: this server's revisions are its corpus's own.
+REVISIONS = ("A revision is what a reply showed (a folder's: 12 hex digits of a file's sha256; a date in an example is "
+             "another corpus's): cite it as shown.")
 #: Longest ``question`` the prompt takes (characters).
 MAX_QUESTION_CHARS = 2_000
 
 
 def contract(profile: str, question: str | None = None) -> str:
     """The prompt's text: the server's instructions, the reading contract of ``profile``'s tools, the question."""
-    parts = [INSTRUCTIONS, profile_of(profile).system_prompt]
+    parts = [INSTRUCTIONS, profile_of(profile).system_prompt, REVISIONS]
     if question:
         parts.append(f"Question: {question}")
     return "\n\n".join(parts)

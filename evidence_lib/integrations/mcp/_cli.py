@@ -89,6 +89,9 @@ def _source(args: argparse.Namespace, grants: Mapping[str, Access | None]) -> An
         folder = FolderSource(args.corpus, grants)
         _check_grants(folder.doc_ids(), grants)
         return fixed_source(folder)
+    if grants:  # the snapshot's documents carry their own grants: these would be ignored, the documents open
+        raise ValueError("tokens file: 'documents' grants apply to --corpus only; with --store each document's "
+                         "grants are those of the stored snapshot (StoreDocument.access)")
     from ...store import open_store, system_clock
 
     # Every task in the store (handles, budgets, reads): no task state in this process, so several servers on

@@ -252,7 +252,10 @@ def set_inputs(name: str, data: str | Path = "../bench/data") -> tuple[str, list
     with tempfile.TemporaryDirectory(prefix="evidence-set-") as tmp:
         with tarfile.open(data / f"{corpus}.tar.xz", mode="r:xz") as tar:
             # the data filter refuses links and paths out of tmp (Python 3.11.4 and later; before, our own archive)
-            tar.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(tmp, filter="data")
+            else:
+                tar.extractall(tmp)  # our own committed archive
         corpus_name, docs = load_corpus(str(Path(tmp) / corpus))
     return corpus_name, docs, load_qa(data / f"{name}_qa.json", docs)
 

@@ -29,7 +29,7 @@ copyright = "the evidence-series authors (MIT)"
 language = "en"
 root_doc = "index"
 
-extensions = ["myst_nb", "cjk_search"]
+extensions = ["myst_nb", "cjk_search", "sphinx_copybutton"]
 html_search_language = "en"        # cjk_search replaces it: Sphinx's English search plus CJK characters and bigrams
 html_search_scorer = str(Path(__file__).resolve().parent / "search_scorer.js")  # solutions below learner pages
 nb_execution_mode = "off"          # the committed outputs are the content: never run a notebook
@@ -49,6 +49,13 @@ html_js_files = ["evidence.js"]
 html_copy_source = True            # the download button offers the .ipynb itself
 html_show_sourcelink = False
 html_last_updated_fmt = None
+
+# A copy button on code (code cells and the pages' code blocks), never on an output; shell and Python prompts
+# (">>> ", "... ", "$ ") are left out of what is copied.
+copybutton_selector = "div.highlight:not(div.cell_output div.highlight) > pre"
+copybutton_exclude = ".linenos, .gp, .go"
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
 html_theme_options = {
     "home_page_in_toc": False,     # the site title links home: one home entry, not two
     "show_toc_level": 2,

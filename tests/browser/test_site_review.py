@@ -1,0 +1,80 @@
+"""The website after its third fresh-eyes review (issue 34, graded B+): real-browser checks, in headless Chromium,
+of what that review found missing, with the fixtures of test_site.py (the site served under a project-site prefix,
+Chromium without system CJK fonts).
+
+* code cells have a copy button that copies the cell's source; outputs have none;
+* the footer's previous / next links keep a learner among the learner's pages (the series, the workshop, figures,
+  API) and the facilitator guide and solutions among themselves;
+* the download button gives the repository's committed notebook, not the site's staged copy;
+* no console error on a page (the theme's mode), and a favicon;
+* from 1440 px the article is at least 960 px wide (a Contents column there left 880, narrower than at 1280);
+* outputs that are not tables (one-line JSON, a sentence under a table) wrap; tables keep scrolling in their box;
+* a folded answer (<details>) is set apart from the next question, an opened one set off;
+* the home page's short table cells ("40 min") do not break;
+* the navigation line names the home page and, on a solution page, the solutions it links to;
+* notebook 12's offload figure has two pixels per CSS pixel on a HiDPI screen.
+
+Opt-in like test_site.py: ``make test-site``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+
+import nbformat
+import pytest
+from test_site import (  # noqa: F401  (browser, fontconfig_without_cjk, site: pytest fixtures)
+    PAGE_MS,
+    ROOT,
+    SHOTS,
+    WIDTHS,
+    browser,
+    fetch,
+    fontconfig_without_cjk,
+    load_script,
+    series_stems,
+    site,
+    workshop_stems,
+)
+
+pytestmark = pytest.mark.skipif(
+    __import__("os").environ.get("EVIDENCE_SITE_TEST") != "1",
+    reason="website test is opt-in: `make test-site`",
+)
+
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def code_sources(path) -> list[str]:
+    nb = nbformat.read(path, as_version=4)
+    return [c.source.strip("\n") for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+
+
+def test_code_cells_have_a_copy_button_that_copies_the_source_and_outputs_have_none(site: str, browser) -> None:
+    """No code cell had a copy button. sphinx-copybutton puts one on every code cell (and code block) and none on
+    an output; a click copies the cell's source exactly (the hanging indent's line spans do not change it)."""
+    context = browser.new_context(viewport={"width": WIDTHS["desktop"], "height": 900},
+                                  permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    page.goto(site + "02_three-tool-protocol.html", wait_until="load", timeout=PAGE_MS)
+    counts = page.evaluate("""() => ({
+      inputs: document.querySelectorAll('article.bd-article div.cell_input div.highlight').length,
+      inputButtons: document.querySelectorAll('article.bd-article div.cell_input button.copybtn').length,
+      outputs: document.querySelectorAll('article.bd-article div.cell_output').length,
+      outputButtons: document.querySelectorAll('article.bd-article div.cell_output button.copybtn').length})""")
+    sources = code_sources(NOTEBOOKS / "02_three-tool-protocol.ipynb")
+    copied = []
+    for i in (0, 3):
+        cell = page.locator("article.bd-article div.cell_input").nth(i)
+        cell.scroll_into_view_if_needed()
+        cell.hover()
+        cell.locator("button.copybtn").click()
+        copied.append(page.evaluate("() => navigator.clipboard.readText()").strip("\n"))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "site-copy-button.png"))
+    context.close()
+    assert counts["inputs"] > 10 and counts["inputButtons"] == counts["inputs"], counts
+    assert counts["outputs"] > 10 and counts["outputButtons"] == 0, counts
+    assert copied == [sources[0], sources[3]], copied

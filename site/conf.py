@@ -78,3 +78,43 @@ html_theme_options = {
     "footer_content_items": ["copyright.html", "extra-footer.html"],
     "extra_footer": (f'<p>Sources: <a href="https://github.com/{_repo}">github.com/{_repo}</a></p>' if _repo else ""),
 }
+
+
+# The footer's previous / next links follow the sidebar, which would walk a learner from the workshop's last part
+# into the facilitator guide and the solutions. Two chains instead: the learner's pages (series, workshop, figures,
+# API) and the facilitator material (the guide, then the solutions), each in the sidebar's order.
+FACILITATOR_PAGES = ("exercises/README", "exercises/solutions/")
+
+
+def _is_facilitator(docname: str) -> bool:
+    return docname == FACILITATOR_PAGES[0] or docname.startswith(FACILITATOR_PAGES[1])
+
+
+def _chains(env) -> dict[str, tuple[str | None, str | None]]:
+    """Each page's (previous, next) within its own chain, from Sphinx's order of the pages."""
+    relations = env.collect_relations()
+    order, doc = [root_doc], relations.get(root_doc, [None, None, None])[2]
+    while doc and doc not in order:
+        order.append(doc)
+        doc = relations.get(doc, [None, None, None])[2]
+    links: dict[str, tuple[str | None, str | None]] = {}
+    for chain in ([d for d in order if not _is_facilitator(d)], [d for d in order if _is_facilitator(d)]):
+        for i, d in enumerate(chain):
+            links[d] = (chain[i - 1] if i else None, chain[i + 1] if i + 1 < len(chain) else None)
+    return links
+
+
+def _relink(app, pagename, templatename, context, doctree) -> None:
+    if "prev" not in context and "next" not in context:
+        return
+    chains = app.env.__dict__.setdefault("_evidence_chains", _chains(app.env))
+    if pagename not in chains:
+        return
+    for key, doc in zip(("prev", "next"), chains[pagename]):
+        context[key] = None if doc is None else {
+            "link": app.builder.get_relative_uri(pagename, doc),
+            "title": app.builder.render_partial(app.env.titles[doc])["title"]}
+
+
+def setup(app) -> None:
+    app.connect("html-page-context", _relink)

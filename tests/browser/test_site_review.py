@@ -78,3 +78,41 @@ def test_code_cells_have_a_copy_button_that_copies_the_source_and_outputs_have_n
     assert counts["inputs"] > 10 and counts["inputButtons"] == counts["inputs"], counts
     assert counts["outputs"] > 10 and counts["outputButtons"] == 0, counts
     assert copied == [sources[0], sources[3]], copied
+
+
+def follow(page, site: str, start: str, selector: str) -> list[str]:
+    """The pages reached from ``start`` by clicking the footer's link ``selector`` until there is none."""
+    seen, rel = [], start
+    prefix = urllib.parse.urlsplit(site).path
+    while rel is not None and rel not in seen and len(seen) < 100:
+        seen.append(rel)
+        page.goto(site + rel + ".html", wait_until="load", timeout=PAGE_MS)
+        link = page.locator(f".prev-next-area a.{selector}")
+        if not link.count():
+            break
+        rel = urllib.parse.urlsplit(link.first.evaluate("a => a.href")).path[len(prefix):].removesuffix(".html")
+    return seen
+
+
+def is_facilitator(rel: str) -> bool:
+    return rel == "exercises/README" or rel.startswith("exercises/solutions/")
+
+
+def test_next_and_previous_keep_learners_out_of_the_facilitator_material(site: str, browser) -> None:
+    """"Next" at the end of workshop part 9 led to the facilitator guide and on into the solutions; the guide's
+    "Previous" led back to part 9. Following "next" from the home page visits the series, the workshop's parts,
+    the figures and the API reference, and no facilitator page; the guide's chain holds only the guide and the
+    solutions, and "previous" walks each chain back."""
+    students, solutions = workshop_stems()
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
+    learner = follow(page, site, "index", "right-next")
+    learner_back = follow(page, site, learner[-1], "left-prev")
+    guide = follow(page, site, "exercises/README", "right-next")
+    guide_back = follow(page, site, guide[-1], "left-prev")
+    page.close()
+    assert not [p for p in learner if is_facilitator(p)], learner
+    assert learner[1:1 + len(series_stems()) + len(students)] == series_stems() + students, learner
+    assert learner[-1] in {students[-1], "figures", "api"}, learner[-1]
+    assert learner_back == learner[::-1], learner_back
+    assert guide == ["exercises/README", *solutions], guide
+    assert guide_back == guide[::-1], guide_back

@@ -46,7 +46,7 @@ html_baseurl = os.environ.get("BASE_URL", "").rstrip("/") + "/" if os.environ.ge
 html_static_path = ["_static"]
 html_css_files = ["evidence.css"]
 html_js_files = ["evidence.js"]
-html_copy_source = True            # the download button offers the .ipynb itself
+html_copy_source = True            # the download button offers the .ipynb: the committed notebook (build_site.py)
 html_show_sourcelink = False
 html_last_updated_fmt = None
 

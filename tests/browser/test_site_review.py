@@ -116,3 +116,27 @@ def test_next_and_previous_keep_learners_out_of_the_facilitator_material(site: s
     assert learner_back == learner[::-1], learner_back
     assert guide == ["exercises/README", *solutions], guide
     assert guide_back == guide[::-1], guide_back
+
+
+def test_the_download_button_gives_the_committed_notebook(site: str, browser) -> None:
+    """"Download source file" served the staged copy: its first cell a ```{container} site-nav fence, links to
+    index.ipynb, the site's notes. Each notebook page's download is the repository's notebook, byte for byte."""
+    build_site = load_script("build_site")
+    students, solutions = build_site.workshop()
+    pages = {"index": NOTEBOOKS / "00_index.ipynb", "02_three-tool-protocol": NOTEBOOKS / "02_three-tool-protocol.ipynb",
+             "10_live-explorers": NOTEBOOKS / "10_live-explorers.ipynb",
+             f"exercises/{students[1].stem}": students[1], f"exercises/solutions/{solutions[1].stem}": solutions[1]}
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
+    problems = []
+    for rel, path in pages.items():
+        page.goto(site + rel + ".html", wait_until="load", timeout=PAGE_MS)
+        link = page.locator("a.btn-download-source-button")
+        if not link.count():
+            problems.append(f"{rel}: no download button")
+            continue
+        status, body = fetch(link.first.evaluate("a => a.href"))
+        if status != 200 or body != path.read_bytes():
+            problems.append(f"{rel}: the download (HTTP {status}, {len(body)} bytes) is not {path.relative_to(ROOT)}"
+                            f" ({path.stat().st_size} bytes); it begins {body[:160]!r}")
+    page.close()
+    assert not problems, "\n".join(problems)

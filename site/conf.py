@@ -47,6 +47,9 @@ html_static_path = ["_static"]
 html_css_files = ["evidence.css"]
 html_js_files = ["evidence.js"]
 html_copy_source = True            # the download button offers the .ipynb: the committed notebook (build_site.py)
+html_favicon = "_static/favicon.svg"
+# The theme's light/dark switch: without a default, pydata-sphinx-theme logs "Got invalid theme mode" on every page.
+html_context = {"default_mode": "auto"}
 html_show_sourcelink = False
 html_last_updated_fmt = None
 

@@ -140,3 +140,22 @@ def test_the_download_button_gives_the_committed_notebook(site: str, browser) ->
                             f" ({path.stat().st_size} bytes); it begins {body[:160]!r}")
     page.close()
     assert not problems, "\n".join(problems)
+
+
+def test_pages_log_no_console_error_and_have_a_favicon(site: str, browser) -> None:
+    """Every page logged "Got invalid theme mode: . Resetting to auto." and the browser's favicon.ico was a 404.
+    No page logs an error or a warning, and each names a favicon that loads."""
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
+    messages: list[str] = []
+    current = {"page": ""}
+    page.on("console", lambda m: messages.append(f"{current['page']}: {m.type}: {m.text}")
+            if m.type in ("error", "warning") else None)
+    icons = set()
+    for rel in ("index", "02_three-tool-protocol", "exercises/README", "figures", "search"):
+        current["page"] = rel
+        page.goto(site + rel + ".html", wait_until="load", timeout=PAGE_MS)
+        page.wait_for_timeout(300)  # the theme's scripts run after load
+        icons |= set(page.eval_on_selector_all("link[rel~='icon']", "ls => ls.map(l => l.href)"))
+    page.close()
+    assert not messages, "\n".join(messages[:10])
+    assert icons and all(fetch(i)[0] == 200 for i in icons), icons

@@ -159,3 +159,31 @@ def test_pages_log_no_console_error_and_have_a_favicon(site: str, browser) -> No
     page.close()
     assert not messages, "\n".join(messages[:10])
     assert icons and all(fetch(i)[0] == 200 for i in icons), icons
+
+
+COLUMN_JS = """() => {
+  const a = document.querySelector('article.bd-article'), cs = getComputedStyle(a);
+  return a.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+}"""
+
+
+def test_the_article_is_at_least_960_px_wide_from_1440_px(site: str, browser) -> None:
+    """At 1440 px the article was 880 px wide beside the Contents column, narrower than at 1280 px (960): 08x's
+    "every set at a glance" table fit at 1280 and scrolled at 1440. From 1440 px the article is at least 960 px,
+    and 08x's first table fits it."""
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    widths, tables = {}, {}
+    for width in (1280, 1440, 1600, 1920):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(site + "08x_evaluation-grid.html", wait_until="load", timeout=PAGE_MS)
+        widths[width] = page.evaluate(COLUMN_JS)
+        pre = page.locator("div.cell_output pre", has_text="both answered").first
+        tables[width] = pre.evaluate("p => p.scrollWidth <= p.clientWidth + 1")
+        if width == 1440:
+            pre.scroll_into_view_if_needed()
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / "site-08x-1440.png"))
+    page.close()
+    print(f"\narticle content width: {widths}")
+    assert all(w >= 960 for w in widths.values()), widths
+    assert all(tables.values()), f"08x's first table does not fit at {[w for w, ok in tables.items() if not ok]}"

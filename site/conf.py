@@ -4,8 +4,9 @@ The source folder is the staging folder the script writes (build/site-src/); not
 stored outputs and never executed. The GitHub button appears only for a configured repository: the script passes
 ``EVIDENCE_SITE_REPOSITORY`` (owner/name) through, empty when none is configured (see scripts/build_site.py).
 ``_static/`` holds the site's own CSS (web font for Chinese text, a wider content column with the page's contents
-in a drawer below 1600 px, scroll containers, hanging indents for wrapped code, smaller outputs) and JavaScript
-(search-term highlighting, search snippets from the article, code lines that know their indentation), and the
+in a drawer below 1600 px, scroll containers, hanging indents for wrapped code, smaller outputs that wrap unless they are tables, answers set
+apart, short table cells kept whole) and JavaScript (search-term highlighting, search snippets from the article, code
+lines that know their indentation, output lines that are not tables, short cells), a favicon, and the
 web-font subset in ``_static/fonts/``. ``cjk_search.py`` (beside this file) makes the search find Chinese terms:
 every CJK character and adjacent pair is indexed; ``search_scorer.js`` ranks workshop solutions below the pages
 learners read.

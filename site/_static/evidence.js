@@ -24,6 +24,7 @@ function snippetsFromTheArticle() {
 }
 document.addEventListener("DOMContentLoaded", () => {
   hangWrappedCodeLines();
+  wrapOutputProse();
   snippetsFromTheArticle();
   if (document.getElementById("search-results")) return;
   if (typeof SphinxHighlight !== "undefined" && typeof Search !== "undefined") {
@@ -62,6 +63,30 @@ function hangWrappedCodeLines() {
       line.style.setProperty("--indent", String(text.length - text.trimStart().length));
       line.append(...pieces);
       children.push(line);
+    });
+    pre.replaceChildren(...children);
+  }
+}
+
+// Outputs that are not tables wrap (evidence.css, span.output-line): a one-line JSON output or a sentence under a
+// table hid most of its text past the column's edge. A line belongs to a table when it has a run of two spaces
+// between words (aligned columns) or is a rule (dashes, equals signs, box lines); every other line goes in a
+// span.output-line that wraps. The line breaks between them stay text, so the output reads and copies as before.
+const TABLE_LINE = /\S {2,}\S|^[\s\-=+|:\u2500-\u257F]+$/;
+function wrapOutputProse() {
+  for (const pre of document.querySelectorAll(".bd-article div.cell_output div.highlight > pre")) {
+    const lines = pre.textContent.split("\n");
+    if (!lines.some((line) => line && !TABLE_LINE.test(line))) continue;
+    if (pre.querySelector("span:not(:empty)") && pre.children.length > 1) continue;  // coloured (ANSI) output: leave it
+    const children = [];
+    lines.forEach((line, i) => {
+      if (i > 0) children.push(document.createTextNode("\n"));
+      if (!line) return;
+      if (TABLE_LINE.test(line)) { children.push(document.createTextNode(line)); return; }
+      const span = document.createElement("span");
+      span.className = "output-line";
+      span.textContent = line;
+      children.push(span);
     });
     pre.replaceChildren(...children);
   }

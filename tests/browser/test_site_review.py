@@ -187,3 +187,49 @@ def test_the_article_is_at_least_960_px_wide_from_1440_px(site: str, browser) ->
     print(f"\narticle content width: {widths}")
     assert all(w >= 960 for w in widths.values()), widths
     assert all(tables.values()), f"08x's first table does not fit at {[w for w, ok in tables.items() if not ok]}"
+
+
+# Every output <pre>: its lines, whether it overflows, and each span.output-line's right edge beyond the pre's box.
+OUTPUT_LINES_JS = """() => Array.from(document.querySelectorAll('article.bd-article div.cell_output pre')).map(p => {
+  const box = p.getBoundingClientRect().left + p.clientWidth;
+  return {text: p.textContent, over: p.scrollWidth > p.clientWidth + 1,
+          scrolls: ['auto', 'scroll'].includes(getComputedStyle(p).overflowX),
+          wrapped: Array.from(p.querySelectorAll('span.output-line')).map(s => ({
+            text: s.textContent, past: s.getBoundingClientRect().right - box}))};
+})"""
+TABLE_LINE = re.compile(r"\S {2,}\S|^[\s\-=+|:\u2500-\u257F]+$")  # evidence.js's rule
+LONG = 130  # characters: wider than the column holds at 1280 px (about 120 for outputs)
+
+
+def test_outputs_that_are_not_tables_wrap_and_tables_keep_scrolling(site: str, browser) -> None:
+    """One-line JSON outputs (08, 13, solution 2) and 08x's sentences under its tables ran 2,000 px to the right. At
+    1280 px every long output line that is not part of a table wraps inside the column (an output with no table
+    line no longer scrolls), while a table wider than the column still scrolls in its own box."""
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
+    problems, prose, tables = [], 0, 0
+    stems = ["08_real-documents", "08x_evaluation-grid", "13_mcp-server", "exercises/solutions/workshop_part2"]
+    for stem in stems:
+        page.goto(site + stem + ".html", wait_until="load", timeout=PAGE_MS)
+        for o in page.evaluate(OUTPUT_LINES_JS):
+            lines = [line for line in o["text"].split("\n") if line]
+            long_prose = [line for line in lines if len(line) > LONG and not TABLE_LINE.search(line)]
+            long_table = [line for line in lines if len(line) > LONG and TABLE_LINE.search(line)]
+            prose += len(long_prose)
+            wrapped = {w["text"]: w["past"] for w in o["wrapped"]}
+            for line in long_prose:
+                if line not in wrapped or wrapped[line] > 1:
+                    problems.append(f"{stem}: a {len(line)}-character line does not wrap: {line[:70]!r}")
+            if long_table:
+                tables += 1
+                if not (o["over"] and o["scrolls"]):
+                    problems.append(f"{stem}: a wide table no longer scrolls: {long_table[0][:70]!r}")
+            elif o["over"]:
+                problems.append(f"{stem}: an output without a table scrolls sideways: {o['text'][:70]!r}")
+    page.goto(site + "13_mcp-server.html", wait_until="load", timeout=PAGE_MS)
+    page.locator("div.cell_output pre", has_text='{"').first.scroll_into_view_if_needed()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "site-13-wrapped-output.png"))
+    page.close()
+    print(f"\n{prose} long prose lines wrapped; {tables} wide tables scroll")
+    assert prose >= 5, f"only {prose} long output lines outside tables: nothing much to check"
+    assert not problems, "\n".join(problems[:20])

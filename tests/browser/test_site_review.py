@@ -233,3 +233,23 @@ def test_outputs_that_are_not_tables_wrap_and_tables_keep_scrolling(site: str, b
     print(f"\n{prose} long prose lines wrapped; {tables} wide tables scroll")
     assert prose >= 5, f"only {prose} long output lines outside tables: nothing much to check"
     assert not problems, "\n".join(problems[:20])
+
+
+def test_a_folded_answer_is_set_apart_from_the_next_question(site: str, browser) -> None:
+    """Folded answers (<details>) had no bottom margin and ran into the next question; an opened answer was not
+    set apart. Each has at least 1rem below it, and an opened one a rule or indent on its left."""
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
+    page.goto(site + "02_three-tool-protocol.html", wait_until="load", timeout=PAGE_MS)
+    details = page.locator("article.bd-article details")
+    count = details.count()
+    margins = details.evaluate_all("ds => ds.map(d => parseFloat(getComputedStyle(d).marginBottom))")
+    last = details.nth(count - 1)
+    last.locator("summary").click()
+    opened = last.evaluate("d => ({open: d.open, border: parseFloat(getComputedStyle(d).borderLeftWidth),"
+                           " pad: parseFloat(getComputedStyle(d).paddingLeft)})")
+    last.scroll_into_view_if_needed()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "site-02-answers.png"))
+    page.close()
+    assert count >= 3 and min(margins) >= 16, margins
+    assert opened["open"] and (opened["border"] >= 2 or opened["pad"] >= 8), opened

@@ -25,6 +25,7 @@ function snippetsFromTheArticle() {
 document.addEventListener("DOMContentLoaded", () => {
   hangWrappedCodeLines();
   wrapOutputProse();
+  keepShortCellsWhole();
   snippetsFromTheArticle();
   if (document.getElementById("search-results")) return;
   if (typeof SphinxHighlight !== "undefined" && typeof Search !== "undefined") {
@@ -89,5 +90,12 @@ function wrapOutputProse() {
       children.push(span);
     });
     pre.replaceChildren(...children);
+  }
+}
+
+// Short table cells ("40 min" in the home page's tables, "none", a number) never break inside (evidence.css).
+function keepShortCellsWhole() {
+  for (const cell of document.querySelectorAll(".bd-article table td, .bd-article table th")) {
+    if (cell.textContent.trim().length <= 12) cell.classList.add("short-cell");
   }
 }

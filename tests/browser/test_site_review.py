@@ -253,3 +253,28 @@ def test_a_folded_answer_is_set_apart_from_the_next_question(site: str, browser)
     page.close()
     assert count >= 3 and min(margins) >= 16, margins
     assert opened["open"] and (opened["border"] >= 2 or opened["pad"] >= 8), opened
+
+
+def test_the_home_pages_time_cells_do_not_break(site: str, browser) -> None:
+    """At 1280 px "40 min" broke over two lines in the home page's tables. No table cell of 12 characters or fewer
+    ("40 min", "none") breaks, at 1280 px or on a phone (where the table scrolls in its own box)."""
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
+    broken = {}
+    for device, width in WIDTHS.items():
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(site + "index.html", wait_until="load", timeout=PAGE_MS)
+        broken[device] = page.evaluate("""() => Array.from(document.querySelectorAll('article.bd-article td'))
+          .filter(td => td.textContent.trim().length <= 12 && td.textContent.trim()).filter(td => {
+            const tops = new Set(), walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+            while (walk.nextNode()) {
+              const r = document.createRange(); r.selectNodeContents(walk.currentNode);
+              for (const x of r.getClientRects()) if (x.width > 0) tops.add(Math.round(x.top));
+            }
+            return tops.size > 1;
+          }).map(td => td.textContent.trim())""")
+        if device == "desktop":
+            page.locator("article.bd-article table").first.scroll_into_view_if_needed()
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / "site-index-table-1280.png"))
+    page.close()
+    assert not any(broken.values()), broken

@@ -251,7 +251,7 @@ def transform(nb: nbformat.NotebookNode, rel: str, repository: str | None) -> tu
             cell.source = INDEX_LINK.sub(r"\1index.ipynb", launch_links(cell.source, repository))
             cell.source = DOCS_LINK.sub(r"\1docs/\2", cell.source)
             if cell.get("id") == nbnav.NAV_ID:  # in a box of its own, which search snippets leave out (evidence.js)
-                cell.source = "```{container} site-nav\n" + cell.source + "\n```"
+                cell.source = "```{container} site-nav\n" + nav_labels(cell.source, solution) + "\n```"
             if solution and re.search(r"^# ", cell.source, re.M) and not any(
                     c.get("id") == "site-solution-note" for c in cells):
                 # The note right under the title, before anything else of the title's cell: the first thing read.
@@ -276,6 +276,14 @@ def transform(nb: nbformat.NotebookNode, rel: str, repository: str | None) -> tu
                 id=f"site-widget-note-{widgets}"))
     nb.cells = cells
     return nb, widgets
+
+
+def nav_labels(source: str, solution: bool) -> str:
+    """The navigation line as the site names it: the home page by what it is (the series' index, titled "Read
+    evidence on demand: the series"), not "index"; on a solution page its neighbours as solutions, since the links
+    lead to the solutions, not to the workshop parts the titles name."""
+    source = re.sub(r"\[index\]\(((?:\.\./)*index\.ipynb)\)", r"[Series index](\1)", source)
+    return re.sub(r"\[(← )?(?=Workshop part)", r"[\1Solutions · ", source) if solution else source
 
 
 def committed_downloads(out: Path, repository: str | None) -> int:

@@ -278,3 +278,27 @@ def test_the_home_pages_time_cells_do_not_break(site: str, browser) -> None:
             page.screenshot(path=str(SHOTS / "site-index-table-1280.png"))
     page.close()
     assert not any(broken.values()), broken
+
+
+NAV_LINKS_JS = """() => Array.from(document.querySelectorAll('article.bd-article .site-nav a')).map(a =>
+  ({text: a.textContent.trim(), href: a.getAttribute('href')}))"""
+
+
+def test_the_navigation_line_names_the_home_page_and_the_solutions_it_links_to(site: str, browser) -> None:
+    """The navigation line called the home page "index" (its title is "Read evidence on demand: the series"); on a
+    solution page it said "Workshop part 1" for a link to part 1's solutions; the facilitator guide linked the
+    index as "00_index". The home link says "Series index", a solution's neighbours are named as solutions, and no
+    link anywhere says "index" or "00_index" alone."""
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
+    page.goto(site + "02_three-tool-protocol.html", wait_until="load", timeout=PAGE_MS)
+    series_nav = page.evaluate(NAV_LINKS_JS)
+    page.goto(site + "exercises/solutions/workshop_part2.html", wait_until="load", timeout=PAGE_MS)
+    solution_nav = page.evaluate(NAV_LINKS_JS)
+    page.goto(site + "exercises/README.html", wait_until="load", timeout=PAGE_MS)
+    guide_links = page.eval_on_selector_all("article.bd-article a", "as => as.map(a => a.textContent.trim())")
+    page.close()
+    home = [a for a in series_nav if a["href"].endswith("index.html")]
+    assert [a["text"] for a in home] == ["Series index"], series_nav
+    neighbours = [a for a in solution_nav if "workshop_part" in a["href"]]
+    assert len(neighbours) == 2 and all("Solutions · Workshop part" in a["text"] for a in neighbours), solution_nav
+    assert not {"index", "00_index"} & set(guide_links), guide_links

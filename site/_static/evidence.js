@@ -8,7 +8,7 @@
 // the page's [role="main"] element, which in these themes also holds the article header's buttons ("Settings Light
 // Dark ..."), so every snippet began with them. Its Search.htmlToText is the one place that picks the text: here it
 // reads the article only (article.bd-article, without the page's navigation line, .site-nav), and falls back to
-// Sphinx's own for a page without one. Set when the page has loaded: on the search page searchtools.js comes after
+// Sphinx's own for a page without one; tables are left out where the rest holds the query. Set when the page has loaded: on the search page searchtools.js comes after
 // this file, and its search starts after this listener (registered first) has run.
 function snippetsFromTheArticle() {
   if (typeof Search === "undefined" || !Search.htmlToText) return;
@@ -18,8 +18,14 @@ function snippetsFromTheArticle() {
     const article = doc.querySelector("article.bd-article");
     if (!article) return sphinxHtmlToText(htmlString, anchor);
     article.querySelectorAll(".headerlink, script, style, .site-nav").forEach((el) => el.remove());
-    const part = anchor ? article.querySelector(anchor) : null;
-    return (part || article).textContent;
+    const part = (anchor ? article.querySelector(anchor) : null) || article;
+    // Table cells run together without spaces ("40 min02"): the snippet leaves tables out when the query's words
+    // are in the rest of the text.
+    const words = (new URLSearchParams(location.search).get("q") || "").toLowerCase().split(/\s+/).filter(Boolean);
+    const prose = part.cloneNode(true);
+    prose.querySelectorAll("table").forEach((el) => el.remove());
+    const text = prose.textContent.toLowerCase();
+    return words.length && words.some((w) => text.includes(w)) ? prose.textContent : part.textContent;
   };
 }
 document.addEventListener("DOMContentLoaded", () => {

@@ -19,7 +19,6 @@ Opt-in like test_site.py: ``make test-site``.
 
 from __future__ import annotations
 
-import json
 import re
 import urllib.parse
 
@@ -302,3 +301,45 @@ def test_the_navigation_line_names_the_home_page_and_the_solutions_it_links_to(s
     neighbours = [a for a in solution_nav if "workshop_part" in a["href"]]
     assert len(neighbours) == 2 and all("Solutions · Workshop part" in a["text"] for a in neighbours), solution_nav
     assert not {"index", "00_index"} & set(guide_links), guide_links
+
+
+SEARCH_JS = """() => {
+  const status = document.querySelector('#search-results .search-summary');
+  if (!status || !/found|did not match/.test(status.textContent)) return null;
+  const items = Array.from(document.querySelectorAll('#search-results ul.search > li'));
+  if (items.some(li => !li.querySelector('p.context'))) return null;  // snippets still being fetched
+  return items.map(li => ({href: li.querySelector('a').getAttribute('href'),
+                           snippet: li.querySelector('p.context').textContent}));
+}"""
+# Each table row's neighbouring cells as a page's text runs them together: "40 min\n02".
+ROW_PAIRS_JS = """() => Array.from(document.querySelectorAll('article.bd-article tr')).flatMap(tr => {
+  const cells = Array.from(tr.children).map(td => td.textContent.trim());
+  return cells.slice(1).map((c, i) => cells[i] + '\\n' + c);
+})"""
+
+
+@pytest.mark.parametrize("term", ["ledger", "citation"])
+def test_search_ranks_a_pages_sections_above_its_whole_page_hit_and_snippets_skip_tables(site: str, browser,
+                                                                                        term: str) -> None:
+    """The API reference's whole-page hit came 3rd for "ledger" and 2nd for "citation", its snippet the page's
+    opening lines, above its own Ledger / Citation entries; the home page's snippet for "ledger" ran table cells
+    together ("40 min 02 04 ..."). A page's whole-page hit ranks below its own section and API hits, and no
+    snippet runs the home page's table cells together."""
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
+    page.goto(site + "index.html", wait_until="load", timeout=PAGE_MS)
+    pairs = [p for p in page.evaluate(ROW_PAIRS_JS) if len(p) > 5]
+    page.goto(site + "search.html?q=" + urllib.parse.quote(term), wait_until="load", timeout=PAGE_MS)
+    results = page.wait_for_function(SEARCH_JS, timeout=PAGE_MS, polling=200).json_value()
+    page.close()
+    ranked = [r["href"] for r in results]
+    problems = []
+    for i, href in enumerate(ranked):
+        if "#" in href:
+            continue
+        sections = [j for j, h in enumerate(ranked) if h.startswith(href + "#")]
+        if sections and min(sections) > i:
+            problems.append(f"{href} (rank {i + 1}) above its section hit {ranked[min(sections)]} (rank {min(sections) + 1})")
+    jumbled = [r["href"] for r in results if r["href"].startswith("index.html") and any(p in r["snippet"] for p in pairs)]
+    assert pairs and any(h.startswith("api.html#") for h in ranked), (pairs[:3], ranked)
+    assert not problems, f"{term!r}: {problems}; ranking {ranked[:8]}"
+    assert not jumbled, f"{term!r}: the home page's snippet runs table cells together: {jumbled}"

@@ -19,6 +19,7 @@ Opt-in like test_site.py: ``make test-site``.
 
 from __future__ import annotations
 
+import json
 import re
 import urllib.parse
 
@@ -343,3 +344,23 @@ def test_search_ranks_a_pages_sections_above_its_whole_page_hit_and_snippets_ski
     assert pairs and any(h.startswith("api.html#") for h in ranked), (pairs[:3], ranked)
     assert not problems, f"{term!r}: {problems}; ranking {ranked[:8]}"
     assert not jumbled, f"{term!r}: the home page's snippet runs table cells together: {jumbled}"
+
+
+
+def test_notebook_12s_offload_figure_is_sharp_at_2x(site: str, browser) -> None:
+    """Notebook 12 showed bench/results/offload.png, 880 x 440 pixels, at 880 px: blurred on a HiDPI screen. The
+    figure is stored at twice its pixels and shown at its display width (Image(..., width=880))."""
+    nb = json.loads((NOTEBOOKS / "12_offload-middleware.ipynb").read_text(encoding="utf-8"))
+    assert any("offload.png" in "".join(c["source"]) for c in nb["cells"])
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900}, device_scale_factor=2)
+    page.goto(site + "12_offload-middleware.html", wait_until="load", timeout=PAGE_MS)
+    images = page.evaluate("""async () => {
+      const imgs = Array.from(document.querySelectorAll('article.bd-article div.cell_output img'));
+      for (const i of imgs) { i.loading = 'eager'; i.scrollIntoView(); }
+      await Promise.all(imgs.map(i => i.decode().catch(() => null)));
+      return imgs.map(i => ({natural: i.naturalWidth, shown: i.getBoundingClientRect().width}));
+    }""")
+    page.close()
+    assert images, "notebook 12 shows no figure"
+    blurred = [i for i in images if i["natural"] < 2 * i["shown"] - 1]
+    assert not blurred, f"figures of notebook 12 with fewer than 2 pixels per CSS pixel: {blurred}"

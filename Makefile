@@ -221,7 +221,8 @@ site: $(SITE_STAMP)
 # with a fontconfig that leaves out every font with Chinese glyphs, to prove it.
 test-site: site
 	bash scripts/install_browser.sh $(VENV)
-	EVIDENCE_SITE_TEST=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/browser/test_site.py tests/browser/test_site_drawers.py
+	EVIDENCE_SITE_TEST=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/browser/test_site.py tests/browser/test_site_drawers.py \
+	  tests/browser/test_site_review.py
 
 # The lab's font (lab/custom/EvidenceCJKSansSCLab-Regular.woff2): GB2312 and the site font's characters, from Debian's
 # fonts-noto-cjk (fetched into build/font-source/ if not installed); the same bytes on every run.

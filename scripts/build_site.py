@@ -27,7 +27,8 @@ are never changed:
   pages, and a build whose output still names it fails. With a repository the badges point at it and their
   images are local copies, so every page is self-contained.
 
-After Sphinx, the build fails if a built file names the placeholder repository, and warns if a page shows a
+After Sphinx, the download button's notebooks (``_sources/*.ipynb``) are replaced by the committed notebooks (the
+staged copies carry the site's own cells); then the build fails if a built file names the placeholder repository, and warns if a page shows a
 CJK character the site's web font (site/_static/fonts/, ``scripts/subset_site_font.py``) lacks.
 
 Usage: ``python scripts/build_site.py [--out build/site]``. ``BASE_URL`` (e.g. ``/read-evidence-on-demand`` for a
@@ -250,7 +251,7 @@ def transform(nb: nbformat.NotebookNode, rel: str, repository: str | None) -> tu
             cell.source = INDEX_LINK.sub(r"\1index.ipynb", launch_links(cell.source, repository))
             cell.source = DOCS_LINK.sub(r"\1docs/\2", cell.source)
             if cell.get("id") == nbnav.NAV_ID:  # in a box of its own, which search snippets leave out (evidence.js)
-                cell.source = "```{container} site-nav\n" + cell.source + "\n```"
+                cell.source = "```{container} site-nav\n" + nav_labels(cell.source, solution) + "\n```"
             if solution and re.search(r"^# ", cell.source, re.M) and not any(
                     c.get("id") == "site-solution-note" for c in cells):
                 # The note right under the title, before anything else of the title's cell: the first thing read.
@@ -275,6 +276,35 @@ def transform(nb: nbformat.NotebookNode, rel: str, repository: str | None) -> tu
                 id=f"site-widget-note-{widgets}"))
     nb.cells = cells
     return nb, widgets
+
+
+def nav_labels(source: str, solution: bool) -> str:
+    """The navigation line as the site names it: the home page by what it is (the series' index, titled "Read
+    evidence on demand: the series"), not "index"; on a solution page its neighbours as solutions, since the links
+    lead to the solutions, not to the workshop parts the titles name."""
+    source = re.sub(r"\[index\]\(((?:\.\./)*index\.ipynb)\)", r"[Series index](\1)", source)
+    return re.sub(r"\[(← )?(?=Workshop part)", r"[\1Solutions · ", source) if solution else source
+
+
+def committed_downloads(out: Path, repository: str | None) -> int:
+    """The download button's .ipynb (``_sources/``) replaced by the committed notebook: the staged copy carries the
+    site's own cells (the navigation line's box, notes, links to index.ipynb), which are not the repository's file.
+    Byte for byte, but for launch badges the build must drop or point elsewhere (a placeholder repository)."""
+    slugs = placeholder_slugs(repository)
+    done = 0
+    for path in [*series(), *(p for group in workshop() for p in group)]:
+        rel = "index.ipynb" if path.name == INDEX_NOTEBOOK else path.relative_to(NOTEBOOKS).as_posix()
+        target = out / "_sources" / rel
+        if not target.is_file():
+            continue
+        data = path.read_bytes()
+        if slugs and any(slug.encode() in data for slug in slugs):
+            text = data.decode("utf-8")
+            text = BADGE_LINK.sub("", text) if repository is None else text.replace(f"/{slugs[0]}/", f"/{repository}/")
+            data = text.encode("utf-8")
+        target.write_bytes(data)
+        done += 1
+    return done
 
 
 def title_text(nb: nbformat.NotebookNode) -> str:
@@ -427,6 +457,7 @@ def main(argv: list[str] | None = None) -> int:
     if result.returncode != 0:
         print("site: sphinx-build failed (warnings count as errors, see above)", file=sys.stderr)
         return result.returncode
+    committed_downloads(args.out, repository)
     (args.out / ".nojekyll").touch()  # GitHub Pages: serve the _static/ and _images/ folders as they are
     slugs = placeholder_slugs(repository)
     named = files_naming(args.out, slugs)

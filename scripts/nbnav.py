@@ -364,8 +364,8 @@ def guide_timing(plan: dict) -> str:
         part = plan["workshop"][Path(name).stem.removeprefix("workshop_")]
         rows.append(f"| {number} · {topic} | {_exercise_count(name)} | {part['work']} min | {part['minutes']} min |")
     return (f"{GUIDE_BEGIN}\n\n| part | exercises | working time | with intro and discussion |\n|---|---|---|---|\n"
-            + "\n".join(rows) + f"\n\nIn all: {_workshop_totals(plan)}. The tracks (from the index, "
-            "[00_index](../00_index.ipynb); a part always takes its time above, intro and discussion included):\n\n"
+            + "\n".join(rows) + f"\n\nIn all: {_workshop_totals(plan)}. The tracks (from "
+            "[the series index](../00_index.ipynb); a part always takes its time above, intro and discussion included):\n\n"
             + tracks_text(plan) + f"\n\n{GUIDE_END}")
 
 

@@ -47,7 +47,9 @@ def test_site_stages_the_linked_guide_and_points_the_notebooks_link_at_it(tmp_pa
     build = _build_site()
     counts = build.stage(tmp_path / "src")
     src = tmp_path / "src"
-    assert counts["guides"] == 1
+    linked = {m for nb in (ROOT / "notebooks").rglob("*.ipynb")
+              for m in re.findall(r"\]\((?:\.\./)+docs/([\w.-]+\.md)", nb.read_text(encoding="utf-8"))}
+    assert "mcp-server.md" in linked and counts["guides"] == len(linked)  # each guide a notebook links, once
     assert "](docs/mcp-server.md#connect-a-client)" in _prose(src / "13_mcp-server.ipynb")
     staged = (src / "docs" / "mcp-server.md").read_text(encoding="utf-8")
     assert staged.startswith("---\norphan: true\n---\n")

@@ -262,17 +262,20 @@ def test_make_help_and_readme_give_make_bench_one_duration_that_bench_results_re
 #: A pytest plugin recording every file or folder opened or listed beside the repository (under its parent folder
 #: but not inside it), through Python's audit hooks ("open", "os.listdir", "os.scandir").
 AUDIT_PLUGIN = """
-import os, sys, tempfile
+import os, sys, sysconfig, tempfile
 from pathlib import Path
 ROOT = os.environ["AUDIT_ROOT"]
 BESIDE = os.path.dirname(ROOT) + os.sep
 TEMP = os.path.realpath(tempfile.gettempdir()) + os.sep  # a clone in /tmp has the temporary files beside it
+# a clone in a home folder has the Python installation beside it (pyenv's ~/.pyenv): its files are the interpreter's
+PYTHON = tuple({os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
+                                                        *sysconfig.get_paths().values()) if p})
 seen = set()
 def hook(event, args):
     if event in ("open", "os.listdir", "os.scandir") and args and isinstance(args[0], (str, bytes, os.PathLike)):
         path = os.path.abspath(os.fsdecode(args[0]))
         if (path.startswith(BESIDE) and not (path + os.sep).startswith(ROOT + os.sep)
-                and not os.path.realpath(path).startswith(TEMP)):
+                and not os.path.realpath(path).startswith((TEMP, *PYTHON))):
             seen.add(path)
 sys.addaudithook(hook)
 def pytest_unconfigure(config):

@@ -195,12 +195,19 @@ def is_widget_output(output: dict) -> bool:
     return output.get("output_type") == "execute_result" and bool(WIDGET_REPR.match(text.strip()))
 
 
-def site_note(repository: str | None) -> str:
+def badges_written() -> bool:
+    """Whether the notebooks carry launch badges: scripts/nbnav.py writes them only while pyproject.toml names a
+    repository. The site re-points badges that exist; it never promises one that does not."""
+    return bool(nbnav.settings()[0])
+
+
+def site_note(repository: str | None, badges: bool | None = None) -> str:
     """The home page's note: where the sources are. A build without a repository names none (no made-up address):
-    the reader gets them where they got the site."""
+    the reader gets them where they got the site. The Binder badge is mentioned only where the pages have one."""
     if repository:
+        has_badges = badges_written() if badges is None else badges
         return SITE_NOTE.format(sources=f"clone [the repository](https://github.com/{repository})",
-                                binder=", or use the Binder badge at the top of each page")
+                                binder=", or use the Binder badge at the top of each page" if has_badges else "")
     return SITE_NOTE.format(sources="get the sources (the repository you received this site with)", binder="")
 
 
@@ -236,7 +243,7 @@ def staged_guides(src: Path, pages: list[str]) -> int:
 
 
 def binder_hint(repository: str | None) -> str:
-    return " or launch it on Binder with the badge at the top of the page" if repository else ""
+    return " or launch it on Binder with the badge at the top of the page" if repository and badges_written() else ""
 
 
 def transform(nb: nbformat.NotebookNode, rel: str, repository: str | None) -> tuple[nbformat.NotebookNode, int]:

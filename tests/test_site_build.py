@@ -26,9 +26,18 @@ def test_home_note_says_where_the_sources_are_with_and_without_a_repository():
     build = load_build_site()
     without = build.site_note(None)
     assert "the repository you received this site with" in without and "github.com" not in without
-    with_repo = build.site_note("example-org/evidence-series")
+    with_repo = build.site_note("example-org/evidence-series", badges=True)
     assert "[the repository](https://github.com/example-org/evidence-series)" in with_repo
     assert "Binder" in with_repo
+
+
+def test_home_note_promises_no_binder_badge_the_pages_do_not_have():
+    """A published build (EVIDENCE_SITE_REPOSITORY set) while pyproject.toml names no repository: the notebooks carry
+    no launch badges, and the note and widget hints said to use one anyway."""
+    build = load_build_site()
+    note = build.site_note("example-org/evidence-series", badges=False)
+    assert "github.com/example-org/evidence-series" in note and "Binder" not in note
+    assert ("Binder" in build.binder_hint("example-org/evidence-series")) == build.badges_written()
 
 
 def test_build_warns_when_no_repository_is_configured(monkeypatch, capsys, tmp_path):

@@ -11,6 +11,7 @@ event loop of its own thread, so every cell (and every plain function, like the 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import logging
 import os
@@ -32,6 +33,15 @@ TIMEOUT = 120
 logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 
+async def _drain() -> None:
+    """Cancel and await every other task of the running loop, then close its async generators."""
+    pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    await asyncio.get_running_loop().shutdown_asyncgens()
+
+
 class McpSession:
     """One initialized MCP ``ClientSession`` driven from synchronous code. Close it with :meth:`close` (or ``with``)."""
 
@@ -39,9 +49,13 @@ class McpSession:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
-        self._stack = AsyncExitStack()
+        self._closing = asyncio.Event()
+        opened: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        # One task opens the client's contexts and the same task closes them: anyio's task groups (the SDK's
+        # transports) refuse to be exited from another task, which left their tasks pending after close.
+        self._lifetime = asyncio.run_coroutine_threadsafe(self._live(opener, opened), self._loop)
         try:
-            self._session = self._run(self._open(opener))
+            self._session = opened.result(timeout=TIMEOUT)
         except BaseException:
             self.close()
             raise
@@ -79,13 +93,21 @@ class McpSession:
     def _run(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=TIMEOUT)
 
-    async def _open(self, opener: Callable[[AsyncExitStack], Any]) -> Any:
+    async def _live(self, opener: Callable[[AsyncExitStack], Any], opened: concurrent.futures.Future[Any]) -> None:
+        """Open the session, hand it over, and keep its contexts open until :meth:`close`, all in this one task."""
         from mcp import ClientSession
 
-        read, write = await opener(self._stack)
-        session = await self._stack.enter_async_context(ClientSession(read, write))
-        await session.initialize()
-        return session
+        try:
+            async with AsyncExitStack() as stack:
+                read, write = await opener(stack)
+                session = await stack.enter_async_context(ClientSession(read, write))
+                await session.initialize()
+                opened.set_result(session)
+                await self._closing.wait()
+        except BaseException as e:
+            if not opened.done():
+                opened.set_exception(e)
+            raise
 
     def tools(self) -> list[Any]:
         """``tools/list``: the tools (name, description, inputSchema) the server offers this caller."""
@@ -106,10 +128,15 @@ class McpSession:
         if self._loop.is_closed():
             return
         if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._closing.set)
             try:
-                self._run(self._stack.aclose())
+                self._lifetime.result(timeout=TIMEOUT)
             except Exception:  # noqa: BLE001 - a server that already exited closes with an error; nothing to keep
                 pass
+            # As asyncio.run ends a loop: the client's async generators closed and its leftover tasks finished
+            # while the loop still runs, so none is collected later as "Task was destroyed but it is pending!" on
+            # the kernel's stderr (a cell's stored output cannot hold it; seen under load in notebook 13).
+            self._run(_drain())
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=10)
         self._loop.close()

@@ -159,7 +159,7 @@ def sets_at_a_glance(results: Mapping[str, Result], chooser: str = "overlap", fl
     ``flow``'s median bytes as a ratio to :data:`PEER`'s over every question, then how many questions both
     answered and the ratio of their median bytes over those alone (:func:`both_answered`; notebook 08x)."""
     header = ("set", "chooser", "documents", "questions", f"{flow} answered", "DA answered", "median B / DA",
-              "both answered", "their median B / DA")
+              "both answered", "their B / DA")
     rows = []
     for name, result in results.items():
         run = runs_by_chooser(result)[chooser]

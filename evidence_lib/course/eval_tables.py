@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["PEER", "both_answered", "bytes_by_tool_table", "engines", "every_set_table", "floor_table", "flow_table",
-           "grid_figure", "load_sets", "ratio", "first_reply", "runs_by_chooser", "set_inputs", "sets_at_a_glance",
+__all__ = ["PEER", "both_answered", "bytes_by_tool_table", "engines", "every_set_table", "first_reply", "floor_table",
+           "flow_table", "grid_figure", "load_sets", "ratio", "runs_by_chooser", "set_inputs", "sets_at_a_glance",
            "unanswered_table"]
 
 #: The flow every ratio is taken against: Deep Agents' own tools used as a capable model would.
@@ -218,7 +218,7 @@ def grid_figure(results: Mapping[str, Result], chooser: str = "overlap", flow: s
 
 def unanswered_table(results: Mapping[str, Result], chooser: str = "overlap", flow: str = "compact") -> str:
     """Per set under ``chooser``: the questions ``flow`` and :data:`PEER` left unanswered, the median bytes they spent
-    on them and the median calls (notebook 08x: why giving up is expensive, from the per-question records)."""
+    on them and the median calls (notebook 08x: why running out of calls is expensive, from the per-question records)."""
     def cells(records: Sequence[Mapping[str, Any]]) -> list[str]:
         missed = [r for r in records if not r["answered"]]
         if not missed:

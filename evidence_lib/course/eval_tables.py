@@ -218,7 +218,8 @@ def grid_figure(results: Mapping[str, Result], chooser: str = "overlap", flow: s
 
 def unanswered_table(results: Mapping[str, Result], chooser: str = "overlap", flow: str = "compact") -> str:
     """Per set under ``chooser``: the questions ``flow`` and :data:`PEER` left unanswered, the median bytes they spent
-    on them and the median calls (notebook 08x: why running out of calls is expensive, from the per-question records)."""
+    on them and the median calls (notebook 08x: why running out of calls is expensive; from the per-question
+    records)."""
     def cells(records: Sequence[Mapping[str, Any]]) -> list[str]:
         missed = [r for r in records if not r["answered"]]
         if not missed:

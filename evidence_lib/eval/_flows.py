@@ -27,7 +27,8 @@ Two choosers (:data:`CHOOSERS`, ``--chooser``):
   on (:func:`read_in_turn`). All within ``MAX_CALLS``.
 
 Where a protocol flow reads inside a document (:func:`~evidence_lib.eval._reader.read_document`): around its
-matches holding the most question words first (:func:`evidence_score`), on from a page edge that cuts a match's
+matches holding the most question words first (:func:`evidence_score`; the words rare in the corpus before the
+common ones, :func:`~evidence_lib.eval._reader.common_words`), on from a page edge that cuts a match's
 sentence, the gap between two pages that show matches, and only then paging on from the page holding the most
 question words.
 
@@ -63,7 +64,17 @@ from ..profiles._registry import profile_of
 from ..retrieval._bm25 import BM25Retriever, tokenize
 from ..retrieval._snapshot import RetrieverSource
 from ._answered import answer_citation
-from ._reader import END, LEAD, Step, evidence_score, page_range, read_document, reader_words
+from ._reader import (
+    COMMON_SHARE,
+    END,
+    LEAD,
+    Step,
+    common_words,
+    evidence_score,
+    page_range,
+    read_document,
+    reader_words,
+)
 
 __all__ = ["CHOOSERS", "CHOOSER_HELP", "DEFAULT_CHOOSER", "DUMP_K", "END", "FIRST_LOOK_CALLS", "LEAD",
            "MAX_CALLS", "PROVES", "Run", "Step", "choose", "dump_flow", "evidence_score", "help_text",
@@ -89,9 +100,10 @@ CHOOSER_HELP = {
 }
 #: How a protocol flow reads its picks (both profiles, both choosers): the words its ``help`` says it with.
 _PROTOCOL_READING = (
-    "per picked document: the page around its best located excerpt (as many characters as 800 one-byte ones cost: a "
-    "third in Chinese), its doc-restricted locate when it holds more "
-    "matches than shown, pages around its matches holding the most question words first (each taking in whole "
+    f"per picked document (where to read ordered by the question words rare in the corpus first, a word in more "
+    f"than {COMMON_SHARE:.0%} of its documents being common, then by all question words): the page around its best located "
+    "excerpt (as many characters as 800 one-byte ones cost: a third in Chinese), its doc-restricted locate when it "
+    "holds more matches than shown, pages around its matches holding the most question words first (each taking in whole "
     "the excerpts its edge would cut, never text read already), on from a page edge that cuts a match's sentence, "
     "the gap of at most a page between two pages showing matches (these two by the question words of the sentences "
     "pointing there: before a located match only when as many as its excerpt's), then pages before and after the "
@@ -337,8 +349,9 @@ def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[
         shown = _manifest_shown(call("search_evidence", {"query": query}), profile)
     run.picked = choose(chooser, item, located, shown + [(x.doc_id, x.text) for x in near])
     words = reader_words(item["question"], item["locate_term"])
+    common = common_words(source.retriever, words)
     readings = [read_document(call, item["locate_term"], doc_id, profile, words, counts.get(doc_id, 0),
-                         [x for x in near if x.doc_id == doc_id]) for doc_id in run.picked]
+                              [x for x in near if x.doc_id == doc_id], common) for doc_id in run.picked]
     read_where_evidence_is(readings, calls_left, answered)
     return run
 

@@ -2,7 +2,10 @@
 
 The reader knows what the tools showed it: the located excerpts (``[start, end)`` and text), the match count, the
 pages it read. It never knows where the answer is. Its rules, each from what locate shows or from the protocol's
-limits (pages of at most ``MAX_PAGE_CHARS``, text read once is in the context already):
+limits (pages of at most ``MAX_PAGE_CHARS``, text read once is in the context already), and from the corpus which
+question words are common (held by more than :data:`COMMON_SHARE` of its documents, :func:`common_words`). Where
+these rules order places by question words, they order by the *rare* ones first, then by all of them: a word found
+all over the corpus (a title's word found all over its document) says little about where the answer is.
 
 1. The page around the located excerpt holding the most question words (:func:`evidence_score`) first, as long
    as a page of one-byte text costs (:func:`page_chars`: a third of the characters where the excerpts are Chinese,
@@ -28,28 +31,37 @@ located match not read yet only when it holds as many question words as that mat
 text cuts some sentence at nearly every page edge: the term alone is no evidence of the answer). Such a read counts
 as reading where the evidence is only when it holds as many question words as the document's best excerpt: after a
 weaker one, the best pick's turn ends like after paging on (:func:`~evidence_lib.eval._flows.read_where_evidence_is`).
+Whether a read counts so, and so whether a turn ends, is decided by all question words, common ones included: the
+rare ones only order where to read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from langchain_core.messages import ToolMessage
+from langchain_core.retrievers import BaseRetriever
 
 from .._citations import Excerpt
 from .._measure import utf8_bytes
 from .._tools import MAX_PAGE_CHARS
 from ..profiles._base import Profile
 from ..profiles._compact import WINDOW_AFTER, WINDOW_BEFORE, excerpts, query_words, window
+from ..retrieval._bm25 import BM25Retriever
 
-__all__ = ["END", "LEAD", "Step", "evidence_score", "page_range", "read_document", "reader_words"]
+__all__ = ["COMMON_SHARE", "END", "LEAD", "Step", "common_words", "evidence_score", "page_range", "read_document",
+           "reader_words"]
 
 #: How far before a located match the reader starts a page (it does not know where the answer begins): a quarter
 #: of a page, so the page around a match shows the sentences before it and most of what follows.
 LEAD = MAX_PAGE_CHARS // 4
 #: The end a page that reached the document's end is recorded with (no page starts there).
 END = float("inf")
+#: A question word held by more than this share of the corpus's documents is *common*: it says little about where in
+#: one document the answer is (a title's words, "section", 配置 in a configuration manual). Where to read orders by the
+#: rare question words first (:func:`common_words`); every question word still counts after them and in a turn.
+COMMON_SHARE = 0.2
 
 #: How a reading's step reads: ``True`` while it reads where this document's evidence is (its located excerpts, its
 #: doc-restricted locate, the pages around its matches, on from a page edge that cuts a match's sentence, the gap
@@ -67,6 +79,26 @@ def evidence_score(text: str, words: frozenset[str]) -> int:
     """How many of ``words`` ``text`` holds (case-insensitive): where a reader expects the answer."""
     lowered = text.lower()
     return sum(1 for w in words if w in lowered)
+
+
+def common_words(retriever: BaseRetriever, words: Iterable[str], share: float = COMMON_SHARE) -> frozenset[str]:
+    """The ``words`` held by more than ``share`` of the documents ``retriever`` may see (its BM25 index's counts,
+    :meth:`~evidence_lib.retrieval.BM25Retriever.document_share`); none for a retriever that keeps no such counts."""
+    if not isinstance(retriever, BM25Retriever):
+        return frozenset()
+    return frozenset(w for w in words if retriever.document_share(w) > share)
+
+
+Weight = tuple[int, int]  # (rare question words held, question words held)
+
+
+def _weigher(words: frozenset[str], common: frozenset[str]) -> Callable[[str], Weight]:
+    """Where a text points, as rule 1, 3 and 5 order places: ``(rare question words, question words)`` it holds."""
+    rare = words - common
+
+    def weigh(text: str) -> Weight:
+        return evidence_score(text, rare), evidence_score(text, words)
+    return weigh
 
 
 def page_range(msg: ToolMessage, profile: Profile, start: int) -> tuple[int, float]:
@@ -166,34 +198,36 @@ def _onward_from(pages: Sequence[_Page], page: _Page, forward: bool) -> tuple[in
     return first, at - first
 
 
-def _evidence_led(pages: Sequence[_Page], term: str, words: frozenset[str]) -> list[tuple[int, int, int]]:
-    """Every next read evidence points to, ``(offset, limit, score)``: the rest of a match's sentence window a page
-    edge cut (rule 2), scored by the question words the page shows of that window; a gap of at most one page between
-    two pages showing a match (rule 4), scored by the question words of the windows of the matches nearest it."""
+def _evidence_led(pages: Sequence[_Page], term: str, weigh: Callable[[str], Weight]) -> list[tuple[int, int, Weight]]:
+    """Every next read evidence points to, ``(offset, limit, weight)``: the rest of a match's sentence window a page
+    edge cut (rule 2), weighed by the question words the page shows of that window; a gap of at most one page between
+    two pages showing a match (rule 4), weighed by the question words of the windows of the matches nearest it."""
     led = []
     for page in (p for p in pages if p.around):
         back, ahead = _cuts(page, term)
         if ahead is not None and (nxt := _onward_from(pages, page, True)) is not None and nxt[0] == page.end:
-            led.append((*nxt, evidence_score(ahead, words)))
+            led.append((*nxt, weigh(ahead)))
         if back is not None and (nxt := _onward_from(pages, page, False)) is not None and \
                 nxt[0] + nxt[1] == page.start:
-            led.append((*nxt, evidence_score(back, words)))
+            led.append((*nxt, weigh(back)))
     needle = term.lower()
     ordered = sorted(pages, key=lambda p: p.start)
     for a, b in zip(ordered, ordered[1:]):
         if a.end < b.start and b.start - a.end <= MAX_PAGE_CHARS and needle and \
                 (last := a.text.lower().rfind(needle)) >= 0 and (first := b.text.lower().find(needle)) >= 0:
-            near = max(evidence_score(a.text[slice(*window(a.text, last, last + len(needle)))], words),
-                       evidence_score(b.text[slice(*window(b.text, first, first + len(needle)))], words))
+            near = max(weigh(a.text[slice(*window(a.text, last, last + len(needle)))]),
+                       weigh(b.text[slice(*window(b.text, first, first + len(needle)))]))
             led.append((int(a.end), int(b.start - a.end), near))
     return led
 
 
 def read_document(call: Callable, term: str, doc_id: str, profile: Profile, words: frozenset[str], matches: int,
-                  shown: Sequence[Excerpt] = ()) -> Iterator[Step]:
-    """One document's reading, one call a step (yields :data:`Step`), by the rules of this module's docstring."""
+                  shown: Sequence[Excerpt] = (), common: frozenset[str] = frozenset()) -> Iterator[Step]:
+    """One document's reading, one call a step (yields :data:`Step`), by the rules of this module's docstring.
+    ``common``: the question words common in the corpus (:func:`common_words`), ordered after the rare ones."""
     pages: list[_Page] = []
     known = [(x.start, x.end) for x in shown]
+    weigh = _weigher(words, common)
 
     def read(offset: int, limit: int, around: bool = False) -> bool:
         msg = call("read_evidence", {"doc_id": doc_id, "offset": offset, "limit": limit})
@@ -210,17 +244,20 @@ def read_document(call: Callable, term: str, doc_id: str, profile: Profile, word
         first = max(lo, _placed(start, end, known, size))
         return read(first, int(min(size, hi - first)), around=True)
 
-    def unread() -> int:  # the most question words a located excerpt not on a page read yet holds
-        return max((-score for score, start, _ in spots if _covering(pages, start) is None), default=0)
+    def unread() -> Weight:  # the weight of the best located excerpt not on a page read yet
+        return max((weight for weight, start, _ in spots if _covering(pages, start) is None), default=(0, 0))
 
-    def evidence(at_least: int = 0) -> Iterator[Step]:  # rules 2 and 4, while they point as strongly as ``at_least``
-        while led := [x for x in _evidence_led(pages, term, words) if x[2] >= at_least]:
-            offset, limit, score = max(led, key=lambda x: x[2])  # max() keeps the first of equals
+    def evidence(at_least: Weight = (0, 0)) -> Iterator[Step]:  # rules 2 and 4, while they point as strongly
+        while led := [x for x in _evidence_led(pages, term, weigh) if x[2] >= at_least]:
+            offset, limit, weight = max(led, key=lambda x: x[2])  # max() keeps the first of equals
             if not read(offset, limit):
                 return
-            yield score >= -min(spots, default=(0,))[0]  # as strong as this document's best excerpt
+            yield weight[1] >= max((w[1] for w, _, _ in spots), default=0)  # as strong as the document's best excerpt
 
-    spots = sorted((-evidence_score(x.text, words), x.start, x.end) for x in shown)
+    def spotted(found: Sequence[Excerpt]) -> list[tuple[Weight, int, int]]:  # the most rare words first, then all
+        return sorted(((weigh(x.text), x.start, x.end) for x in found), key=lambda s: (-s[0][0], -s[0][1], s[1]))
+
+    spots = spotted(shown)
     for _, start, end in spots[:1]:  # rule 1: the best excerpt of this document
         if not around(start, end, page_chars("".join(x.text for x in shown))):
             return
@@ -233,32 +270,32 @@ def read_document(call: Callable, term: str, doc_id: str, profile: Profile, word
             return
         found = [x for x in excerpts([msg]) if x.doc_id == doc_id]
         known += [(x.start, x.end) for x in found]
-        spots = sorted((-evidence_score(x.text, words), x.start, x.end) for x in found) or \
-            [(0, o, o) for o in profile.match_offsets(msg.content, doc_id)[0]]
-    best = spots[0][0] if spots else 0
-    for score, start, end in spots:
+        spots = spotted(found) or [((0, 0), o, o) for o in profile.match_offsets(msg.content, doc_id)[0]]
+    best = max((w[1] for w, _, _ in spots), default=0)
+    for weight, start, end in spots:
         if _covering(pages, start) is not None:
             continue  # this match is on a page read already
         if not around(start, end):
             return
-        yield score == best  # a match holding the most question words of this document's (all, where none shows any)
+        yield weight[1] == best  # a match holding the most question words of this document's (all, where none shows any)
         yield from evidence(unread())
     yield from evidence()
-    yield from _paging_on(pages, words, read, evidence)
+    yield from _paging_on(pages, weigh, read, evidence)
 
 
-def _paging_on(pages: list[_Page], words: frozenset[str], read: Callable[[int, int], bool],
+def _paging_on(pages: list[_Page], weigh: Callable[[str], Weight], read: Callable[[int, int], bool],
                evidence: Callable[[], Iterator[Step]]) -> Iterator[Step]:
-    """Rule 5: pages on both sides of the page holding the most question words (the first read of those holding as
-    many), first toward its half holding more of them, alternately; evidence a page shows is followed first."""
+    """Rule 5: pages on both sides of the page holding the most rare question words, then the most question words
+    (the first read of those holding as many), first toward its half holding more question words, alternately;
+    evidence a page shows is followed first."""
     if not pages:
         if not read(0, MAX_PAGE_CHARS):
             return
         yield False
         yield from evidence()
-    anchor = max(pages, key=lambda p: evidence_score(p.text, words))  # max() keeps the first of equals
+    anchor = max(pages, key=lambda p: weigh(p.text))  # max() keeps the first of equals
     half = len(anchor.text) // 2
-    forward = evidence_score(anchor.text[half:], words) > evidence_score(anchor.text[:half], words)
+    forward = weigh(anchor.text[half:])[1] > weigh(anchor.text[:half])[1]  # the half holding more question words
     while True:
         nxt = _onward_from(pages, anchor, forward) or _onward_from(pages, anchor, not forward)
         if nxt is None:

@@ -235,6 +235,17 @@ class BM25Retriever(BaseRetriever):
         terms = tuple(dict.fromkeys(tokenize(query)))
         return shared.ranking(shared.mask(allowed or self.allowed), terms)
 
+    def document_share(self, token: str) -> float:
+        """The share of the documents the retriever may see (``allowed``) that hold ``token`` (one :func:`tokenize`
+        token; 0.0 when none is visible): how common a word is in the corpus, from the index BM25 ranks with. Hidden
+        documents are not counted."""
+        shared = self._own()
+        mask = shared.mask(self.allowed)
+        visible = shared.view(mask).n
+        ids, _ = shared.index().row(token)
+        held = len(ids) if mask is None else sum(1 for i in ids if mask[i])
+        return held / visible if visible else 0.0
+
     def scores(self, query: str, allowed: Callable[[LCDocument], bool] | None = None) -> list[tuple[int, float]]:
         """``(document index, score)`` for every allowed document with a positive score, best first."""
         ids, scores = self._ranking(query, allowed)

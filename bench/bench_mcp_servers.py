@@ -49,20 +49,14 @@ from langchain_core.messages import ToolMessage
 
 from evidence_lib._answers import format_answer
 from evidence_lib._index import EvidenceIndex
+from evidence_lib._toolkit import MAX_QUERY_CHARS
 from evidence_lib.course.mcp_session import McpSession
 from evidence_lib.eval._answered import answer_citation
-from evidence_lib.eval._flows import (
-    MAX_CALLS,
-    Run,
-    _manifest_shown,
-    choose,
-    read_document,
-    read_in_turn,
-    read_where_evidence_is,
-    reader_words,
-)
+from evidence_lib.eval._flows import MAX_CALLS, Run, choose, read_in_turn, read_located, reader_words
+from evidence_lib.eval._reader import common_words
 from evidence_lib.eval._run import load_qa
 from evidence_lib.profiles import COMPACT, excerpts
+from evidence_lib.retrieval import BM25Retriever
 from evidence_lib.retrieval._corpora import folder_corpus, pydoc_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,8 +141,11 @@ def questions(name: str, folder: Path, limit: int | None) -> tuple[list[dict[str
 
 # -- the evidence server -----------------------------------------------------------------------------------------
 
-def evidence_flow(c: McpSession, corpus: EvidenceIndex, item: Mapping[str, Any], chooser: str) -> dict[str, Any]:
-    """The eval's compact flow with every call over MCP, one task per question, then ``verify_citations``."""
+def evidence_flow(c: McpSession, corpus: EvidenceIndex, item: Mapping[str, Any], chooser: str,
+                  retriever: BM25Retriever) -> dict[str, Any]:
+    """The eval's compact flow with every call over MCP, one task per question, then ``verify_citations``.
+    ``retriever``: BM25 over the folder the server reads, for the question words common in it (the eval's reader
+    asks its own retriever; the server's is the same BM25 over the same documents)."""
     run, seen = Run(item["id"]), []
     text, _ = c.call("start_task", {})
     run.record("start_task", {}, text)
@@ -167,30 +164,15 @@ def evidence_flow(c: McpSession, corpus: EvidenceIndex, item: Mapping[str, Any],
             return True
         return False
 
-    first = call("locate_evidence", {"term": item["locate_term"], "query": item["question"][:256]})
+    first = call("locate_evidence", {"term": item["locate_term"], "query": item["question"][:MAX_QUERY_CHARS]})
     if not answered():
-        _read_located(call, run, item, first, chooser, answered)
+        common = common_words(retriever, reader_words(item["question"], item["locate_term"]))
+        read_located(call, run, item, first, COMPACT, chooser, common, lambda: len(run.calls) < MAX_CALLS + 1,
+                     answered)  # MAX_CALLS + 1: start_task
     row = run.as_dict()
     row["verified"], row["verify_reply"] = (_verify(c, task, corpus, item, seen) if run.answered
                                             else (False, None))
     return row
-
-
-def _read_located(call: Callable, run: Run, item: Mapping[str, Any], first: ToolMessage, chooser: str,
-                  answered: Callable[[], bool]) -> None:
-    """The compact flow after its first locate (:func:`evidence_lib.eval._flows.protocol_flow`)."""
-    near = excerpts([first])
-    ok = first.status == "success"
-    counts = COMPACT.located_counts(first.content) if ok else {}
-    located = COMPACT.located(first.content) if ok else []
-    shown: list[tuple[str, str]] = []
-    if chooser != "oracle" and len(located) > 1:
-        shown = _manifest_shown(call("search_evidence", {"query": item["question"][:256]}), COMPACT)
-    run.picked = choose(chooser, item, located, shown + [(x.doc_id, x.text) for x in near])
-    words = reader_words(item["question"], item["locate_term"])
-    readings = [read_document(call, item["locate_term"], d, COMPACT, words, counts.get(d, 0),
-                         [x for x in near if x.doc_id == d]) for d in run.picked]
-    read_where_evidence_is(readings, lambda: len(run.calls) < MAX_CALLS + 1, answered)  # +1: start_task
 
 
 def _verify(c: McpSession, task: str, corpus: EvidenceIndex, item: Mapping[str, Any], seen: list) -> tuple[bool, dict]:
@@ -302,11 +284,12 @@ def skipped(server: str) -> str | None:
     return None
 
 
-def run_server(server: str, folder: Path, corpus: EvidenceIndex, items: list, chooser: str) -> list[dict]:
-    """Every question through one server process."""
+def run_server(server: str, folder: Path, docs: list, items: list, chooser: str) -> list[dict]:
+    """Every question through one server process (``docs``: the folder's documents)."""
     if server == "evidence":
+        corpus, retriever = EvidenceIndex.in_memory(docs), BM25Retriever.from_texts({d.doc_id: d.text for d in docs})
         with client(sys.executable, ["-m", "evidence_lib", "mcp", "--corpus", str(folder)], ROOT) as c:
-            return [evidence_flow(c, corpus, item, chooser) for item in items]
+            return [evidence_flow(c, corpus, item, chooser, retriever) for item in items]
     if server == "filesystem":
         with client(str(FILESYSTEM_BIN), [str(folder)]) as c:
             return [filesystem_flow(c, folder, item, chooser) for item in items]
@@ -337,7 +320,6 @@ def run_set(name: str, work: Path, limit: int | None, chooser: str) -> dict[str,
     """One QA set on every server that runs here."""
     folder = FOLDERS[name](work)
     items, docs = questions(name, folder, limit)
-    corpus = EvidenceIndex.in_memory(docs)
     result: dict[str, Any] = {"set": name, "documents": len(docs), "folder_bytes": sum(len(d.text.encode()) for d in docs),
                               "questions": len(items), "chooser": chooser, "servers": {}, "skipped": {},
                               "per_question": {}}
@@ -347,7 +329,7 @@ def run_set(name: str, work: Path, limit: int | None, chooser: str) -> dict[str,
             result["skipped"][server] = why
             continue
         print(f"{name}: {server} on {len(items)} questions", file=sys.stderr, flush=True)
-        rows = run_server(server, folder, corpus, items, chooser)
+        rows = run_server(server, folder, docs, items, chooser)
         result["servers"][server] = summary(server, rows)
         result["per_question"][server] = [{k: r[k] for k in ("id", "answered", "bytes", "tokens",
                                                              "calls_until_answer")} | (

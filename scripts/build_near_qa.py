@@ -4,6 +4,7 @@
     python scripts/build_near_qa.py            # bench/data/kernel_en_near_qa.json, bench/data/kernel_zh_near_qa.json
     python scripts/build_near_qa.py --check    # validate both files with evidence_lib/eval/_qa_check.py
     python scripts/build_near_qa.py --set debian_holdout   # bench/data/debian_holdout_near_qa.json (issue 33)
+    python scripts/build_near_qa.py --set debian_mix       # bench/data/debian_mix_near_qa.json (issue 33)
 
 A reader that searches for the locate term lands near the answer, not on it: it must read backward when the
 answer sits before the term, forward when after. No reading flow, retriever or model is used or consulted. The
@@ -57,6 +58,13 @@ questions was drawn); rule 7's question names the package's manual as build_debi
 ``In the section "<section>" of "<title>" in the <label>, which mentions <term>, what concrete fact does the
 documentation state?``; rule 8 adds ``package`` after ``doc_id`` and the file's ``package_quotas``, ids
 ``debian-holdout-near-001`` ...
+
+``--set debian_mix`` (issue 33, a second held-out near set, written after the reader change it judges and before any
+flow ran on it) writes ``debian_mix_near_qa.json`` over the 20,831 documents of ``debian_mix`` by exactly
+``--set debian_holdout``'s rules with that corpus's own files: ``bench/data/debian_mix.tar.xz`` checked against
+``debian_mix_corpus.json``, documents holding a question of ``debian_mix_qa.json`` skipped, build_debian_mix_qa's
+package quotas over debian_mix's packages, rule 6's seed ``random.Random("debian-mix-near-qa:debian_mix:33")``
+(fixed before any of its questions was drawn), ids ``debian-mix-near-001`` ...
 """
 
 from __future__ import annotations
@@ -77,14 +85,16 @@ SEED = kqa.SEED
 FAR = 300
 SIZES = {"kernel_en": 60, "kernel_zh": 45}   # the kernel near sets: the default run
 HOLDOUT = mqa.mix.HOLDOUT
+MIX = mqa.mix.NAME
 HOLDOUT_SIZE = mqa.SIZE
 #: debian_holdout_near's sampler seed (rule 6), the issue's number, fixed before any of its questions was drawn.
 HOLDOUT_SEED = 33
 #: Each set's sampler seed string (rule 6).
 SEED_STRINGS = {"kernel_en": f"kernel-near-qa:kernel_en:{SEED}", "kernel_zh": f"kernel-near-qa:kernel_zh:{SEED}",
-                HOLDOUT: f"debian-holdout-near-qa:{HOLDOUT}:{HOLDOUT_SEED}"}
+                HOLDOUT: f"debian-holdout-near-qa:{HOLDOUT}:{HOLDOUT_SEED}",
+                MIX: f"debian-mix-near-qa:{MIX}:{HOLDOUT_SEED}"}
 #: build_kernel_qa's language rules (spans, terms) each set's corpus is read by.
-LANG = {"kernel_en": "kernel_en", "kernel_zh": "kernel_zh", HOLDOUT: mqa.LANG}
+LANG = {"kernel_en": "kernel_en", "kernel_zh": "kernel_zh", HOLDOUT: mqa.LANG, MIX: mqa.LANG}
 SIDES = ("after", "before")
 KEYS = ("id", "question", "question_en", "doc_id", "package", "answer_span", "start", "end", "locate_term",
         "term_df", "term_bucket", "term_side", "term_distance", "section", "title")
@@ -281,7 +291,7 @@ def rule_errors(corpus: str, docs: dict[str, str], items: list[dict], size: int)
 
 def size_of(corpus: str) -> int:
     """The set's number of questions (rule 5)."""
-    return HOLDOUT_SIZE if corpus == HOLDOUT else SIZES[corpus]
+    return HOLDOUT_SIZE if corpus in mqa.mix.SETS else SIZES[corpus]
 
 
 def load(corpus: str, data_dir: Path) -> dict[str, str]:

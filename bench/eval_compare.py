@@ -2,8 +2,8 @@
 """The reading flows side by side, Deep Agents included, with both choosers: writes bench/results/eval_pydoc.json,
 eval_zh.json, for the Linux kernel documentation sets (issue 25, bench/data/README.md) eval_kernel_en.json and
 eval_kernel_zh.json, for the 20,000-document Debian set (issue 33) eval_debian_mix.json (its corpus unpacked into
-build/debian_mix/ the first time), for the held-out Debian set eval_debian_holdout.json (build/debian_holdout/), and
-for its held-out near set eval_debian_holdout_near.json.
+build/debian_mix/ the first time), for the held-out Debian set eval_debian_holdout.json (build/debian_holdout/), for its held-out near set
+eval_debian_holdout_near.json, and for debian_mix's held-out near set eval_debian_mix_near.json.
 
     python bench/eval_compare.py                      # every set
     python bench/eval_compare.py kernel_en kernel_zh  # some sets
@@ -73,6 +73,8 @@ RUNS = {
                        OUT / "eval_debian_holdout.json"),
     "debian_holdout_near": (str(DEBIAN_HOLDOUT / "debian_holdout"), BENCH_DATA / "debian_holdout_near_qa.json",
                             OUT / "eval_debian_holdout_near.json"),
+    "debian_mix_near": (str(DEBIAN_MIX / "debian_mix"), BENCH_DATA / "debian_mix_near_qa.json",
+                        OUT / "eval_debian_mix_near.json"),
 }
 #: The folder corpora unpacked from bench/data/ the first time a set reads them: set-name prefix -> (folder, its
 #: corpora, the script whose --unpack writes them).

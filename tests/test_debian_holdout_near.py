@@ -1,10 +1,11 @@
-"""debian_holdout_near (issue 33): a held-out near set over the debian_holdout corpus, written by
-scripts/build_near_qa.py --set debian_holdout (bench/data/README.md, "debian_holdout_near").
+"""The held-out near sets (issue 33): debian_holdout_near over the debian_holdout corpus and debian_mix_near over
+debian_mix's, written by scripts/build_near_qa.py --set debian_holdout / --set debian_mix (bench/data/README.md).
 
 The generalised builder is checked offline on synthetic pages (the kernel near rules with debian_holdout's package
-quotas, labels, seed and ids; its rule check catches a broken item); the shipped file against the checker, the
-strata, the package quotas and debian_holdout_qa.json's documents, and against a second build (skipped when the
-archive is absent; the archive is read in memory, never unpacked).
+quotas, labels, seed and ids; its rule check catches a broken item); each shipped file against the checker, the
+strata, the package quotas and its corpus set's documents, debian_holdout_near also against a second build (skipped
+when the archive is absent; the archive is read in memory, never unpacked); each set's before run against its
+questions.
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ from test_near_qa import synthetic_doc  # noqa: E402  (its synthetic pages)
 qa_check = near.kqa.load_qa_check()
 NAME = near.HOLDOUT
 DATA = ROOT / "bench" / "data"
-ARCHIVE = DATA / f"{NAME}.tar.xz"
-QA = DATA / f"{NAME}_near_qa.json"
 SMALL = 12   # one question per (bucket, side, far) stratum
 CELLS = [(b, s, f) for b in near.kqa.BUCKETS for s in near.SIDES for f in (True, False)]
 
@@ -105,67 +104,86 @@ def test_holdout_near_rule_check_catches_a_wrong_package_or_question(pages, draw
     assert any("rule 7" in e for e in near.rule_errors(NAME, pages, reworded, SMALL))
 
 
-# --- the shipped set ----------------------------------------------------------------------------------------------
+# --- the shipped sets: debian_holdout_near, and debian_mix_near (the same rules over debian_mix's corpus) ----------
+
+#: Each held-out near set's corpus -> (its document count, whether the 60-question rebuild runs here: debian_mix's
+#: takes about five CPU minutes, so bench/data/README.md records when a second build was compared instead).
+SHIPPED = {near.HOLDOUT: (7_299, True), near.MIX: (20_831, False)}
 
 
-@pytest.fixture(scope="module")
-def shipped() -> tuple[dict[str, str], dict]:
-    """(documents read from the archive in memory, the QA file); skips when the archive is absent."""
-    if not ARCHIVE.exists():
-        pytest.skip(f"{ARCHIVE.name} not present")
-    return near.load(NAME, DATA), json.loads(QA.read_text(encoding="utf-8"))
+@pytest.fixture(scope="module", params=sorted(SHIPPED))
+def shipped(request) -> tuple[str, dict[str, str], dict]:
+    """(corpus, documents read from its archive in memory, its near QA file); skips when the archive is absent."""
+    name = request.param
+    if not (DATA / f"{name}.tar.xz").exists():
+        pytest.skip(f"{name}.tar.xz not present")
+    return name, near.load(name, DATA), json.loads((DATA / f"{name}_near_qa.json").read_text(encoding="utf-8"))
 
 
-def test_shipped_holdout_near_passes_the_checker_and_the_rules(shipped):
-    docs, data = shipped
+def test_shipped_near_set_passes_the_checker_and_the_rules(shipped):
+    name, docs, data = shipped
     items = data["items"]
-    assert data["corpus_sha256"] == qa_check.corpus_sha256(docs) and data["seed"] == near.HOLDOUT_SEED
-    assert len(items) == near.HOLDOUT_SIZE == 60
+    assert len(docs) == SHIPPED[name][0] and data["corpus_sha256"] == qa_check.corpus_sha256(docs)
+    assert (data["set"], data["seed"]) == (f"{name}_near", near.HOLDOUT_SEED)
+    assert len(items) == near.size_of(name) == 60
     assert qa_check.check_items(docs, items) == []
-    assert near.rule_errors(NAME, docs, items, 60) == []
-    assert [i["id"] for i in items] == [f"debian-holdout-near-{n:03d}" for n in range(1, 61)]
+    assert near.rule_errors(name, docs, items, 60) == []
+    prefix = name.replace("_", "-")
+    assert [i["id"] for i in items] == [f"{prefix}-near-{n:03d}" for n in range(1, 61)]
 
 
-def test_shipped_holdout_near_strata_are_a_third_per_bucket_half_per_side_and_distance(shipped):
-    _, data = shipped
+def test_shipped_near_set_strata_are_a_third_per_bucket_half_per_side_and_distance(shipped):
+    name, docs, data = shipped
     assert strata(data["items"]) == {cell: 5 for cell in CELLS}
-    assert data["package_quotas"] == near.package_quotas(NAME, shipped[0], 60)
+    assert data["package_quotas"] == near.package_quotas(name, docs, 60)
     assert {p: sum(i["package"] == p for i in data["items"]) for p in data["package_quotas"]} == data["package_quotas"]
 
 
-def test_shipped_holdout_near_shares_no_document_with_the_holdout_set(shipped):
-    _, data = shipped
-    holdout = json.loads((DATA / f"{NAME}_qa.json").read_text(encoding="utf-8"))
+def test_shipped_near_set_shares_no_document_with_its_corpus_set(shipped):
+    name, _, data = shipped
+    own = json.loads((DATA / f"{name}_qa.json").read_text(encoding="utf-8"))
     mine = [i["doc_id"] for i in data["items"]]
     assert len(set(mine)) == len(mine)
-    assert not set(mine) & {i["doc_id"] for i in holdout["items"]}
+    assert not set(mine) & {i["doc_id"] for i in own["items"]}
 
 
-def test_shipped_holdout_near_is_the_rules_draw(shipped):
+def test_shipped_near_set_is_the_rules_draw(shipped):
     """A second build from the committed corpus writes the committed file byte for byte (nothing hand-picked)."""
-    docs, _ = shipped
-    holdout = json.loads((DATA / f"{NAME}_qa.json").read_text(encoding="utf-8"))
-    skip = frozenset(i["doc_id"] for i in holdout["items"])
-    assert near.document(NAME, docs, near.build(NAME, docs, 60, skip)) == QA.read_text(encoding="utf-8")
+    name, docs, _ = shipped
+    if not SHIPPED[name][1]:
+        pytest.skip(f"{name}: a second build takes minutes (compared once, bench/data/README.md)")
+    own = json.loads((DATA / f"{name}_qa.json").read_text(encoding="utf-8"))
+    skip = frozenset(i["doc_id"] for i in own["items"])
+    qa = DATA / f"{name}_near_qa.json"
+    assert near.document(name, docs, near.build(name, docs, 60, skip)) == qa.read_text(encoding="utf-8")
 
 
-def test_benchmark_knows_the_holdout_near_set():
-    """bench/eval_compare.py runs it over debian_holdout's corpus (unpacked by the holdout script) into its own file."""
+def test_mix_near_has_its_own_seed():
+    assert near.SEED_STRINGS[near.MIX] == "debian-mix-near-qa:debian_mix:33"
+    assert near.LANG[near.MIX] == near.LANG[near.HOLDOUT] and near.size_of(near.MIX) == 60
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_benchmark_knows_the_near_set(name):
+    """bench/eval_compare.py runs it over its corpus set's folder (unpacked by that set's script) into its own file."""
     spec = importlib.util.spec_from_file_location("_eval_compare", ROOT / "bench" / "eval_compare.py")
     compare = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(compare)
-    corpus, qa, out = compare.RUNS[f"{NAME}_near"]
-    assert corpus == compare.RUNS[NAME][0] and qa == QA and out.name == f"eval_{NAME}_near.json"
-    unpacked = [prefix for prefix in compare.UNPACK if f"{NAME}_near".startswith(prefix)]
-    assert unpacked == [NAME] and compare.UNPACK[NAME][2] == "build_debian_holdout_corpus.py"
+    corpus, qa, out = compare.RUNS[f"{name}_near"]
+    assert corpus == compare.RUNS[name][0] and qa == DATA / f"{name}_near_qa.json"
+    assert out.name == f"eval_{name}_near.json"
+    assert [prefix for prefix in compare.UNPACK if f"{name}_near".startswith(prefix)] == [name]
 
 
-def test_before_run_read_the_committed_questions_with_every_flow():
-    """bench/results/before/eval_debian_holdout_near.json (main's reader) was made from this QA file and corpus, every
-    flow on every question, both choosers, Deep Agents with ripgrep three times and with its Python grep."""
-    before = json.loads((ROOT / "bench" / "results" / "before" / f"eval_{NAME}_near.json").read_text(encoding="utf-8"))
-    data = json.loads(QA.read_text(encoding="utf-8"))
-    assert before["qa_sha256"] == hashlib.sha256(QA.read_bytes()).hexdigest()
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_before_run_read_the_committed_questions_with_every_flow(name):
+    """bench/results/before/eval_<set>_near.json (the reader before the change the set judges) was made from this
+    QA file and corpus, every flow on every question, both choosers, Deep Agents with ripgrep three times and with its
+    Python grep."""
+    qa = DATA / f"{name}_near_qa.json"
+    before = json.loads((ROOT / "bench" / "results" / "before" / f"eval_{name}_near.json").read_text(encoding="utf-8"))
+    data = json.loads(qa.read_text(encoding="utf-8"))
+    assert before["qa_sha256"] == hashlib.sha256(qa.read_bytes()).hexdigest()
     assert before["corpus_sha256"] == data["corpus_sha256"] and before["questions"] == 60
     ids = [i["id"] for i in data["items"]]
     for run in (before, *before["by_chooser"].values()):

@@ -52,8 +52,7 @@ from evidence_lib._index import EvidenceIndex
 from evidence_lib._toolkit import MAX_QUERY_CHARS
 from evidence_lib.course.mcp_session import McpSession
 from evidence_lib.eval._answered import answer_citation
-from evidence_lib.eval._flows import MAX_CALLS, Run, choose, read_in_turn, read_located, reader_words
-from evidence_lib.eval._reader import common_words
+from evidence_lib.eval._flows import MAX_CALLS, Run, choose, read_in_turn, read_located
 from evidence_lib.eval._run import load_qa
 from evidence_lib.profiles import COMPACT, excerpts
 from evidence_lib.retrieval import BM25Retriever
@@ -166,8 +165,7 @@ def evidence_flow(c: McpSession, corpus: EvidenceIndex, item: Mapping[str, Any],
 
     first = call("locate_evidence", {"term": item["locate_term"], "query": item["question"][:MAX_QUERY_CHARS]})
     if not answered():
-        common = common_words(retriever, reader_words(item["question"], item["locate_term"]))
-        read_located(call, run, item, first, COMPACT, chooser, common, lambda: len(run.calls) < MAX_CALLS + 1,
+        read_located(call, run, item, first, COMPACT, chooser, retriever, lambda: len(run.calls) < MAX_CALLS + 1,
                      answered)  # MAX_CALLS + 1: start_task
     row = run.as_dict()
     row["verified"], row["verify_reply"] = (_verify(c, task, corpus, item, seen) if run.answered

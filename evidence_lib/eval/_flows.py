@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import ToolMessage
+from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import BaseTool
 
 from .._citations import Citation, verify_citation
@@ -78,8 +79,8 @@ from ._reader import (
 
 __all__ = ["CHOOSERS", "CHOOSER_HELP", "DEFAULT_CHOOSER", "DUMP_K", "END", "FIRST_LOOK_CALLS", "LEAD",
            "MAX_CALLS", "PROVES", "Run", "Step", "choose", "dump_flow", "evidence_score", "help_text",
-           "no_help_flow", "page_range", "protocol_flow", "question_words", "read_document", "read_in_turn", "read_located",
-           "read_where_evidence_is", "reader_words"]
+           "no_help_flow", "page_range", "protocol_flow", "question_words", "read_document", "read_in_turn",
+           "read_located", "read_where_evidence_is", "reader_words"]
 
 MAX_CALLS = 10
 DUMP_K = 5
@@ -342,18 +343,17 @@ def protocol_flow(source: RetrieverSource, corpus: EvidenceIndex, item: Mapping[
         first, shown = call("locate_evidence", {"term": item["locate_term"]}), _manifest_shown(manifest, profile)
     if answered() or not calls_left():
         return run
-    read_located(call, run, item, first, profile, chooser, common_words(source.retriever, reader_words(
-        item["question"], item["locate_term"])), calls_left, answered, shown)
+    read_located(call, run, item, first, profile, chooser, source.retriever, calls_left, answered, shown)
     return run
 
 
 def read_located(call: Call, run: Run, item: Mapping[str, Any], first: ToolMessage, profile: Profile, chooser: str,
-                 common: frozenset[str], calls_left: Callable[[], bool], answered: Callable[[], bool],
+                 retriever: BaseRetriever, calls_left: Callable[[], bool], answered: Callable[[], bool],
                  shown: Sequence[tuple[str, str]] = ()) -> None:
     """A protocol flow after its first whole-snapshot locate ``first``: pick among the located documents
     (:func:`choose`; the overlap chooser, shown several, first searches the question for their titles unless a
     manifest was ``shown``), then read each pick (:func:`~evidence_lib.eval._reader.read_document`) where the evidence
-    is (:func:`read_where_evidence_is`). ``common``: the question words common in the corpus
+    is (:func:`read_where_evidence_is`). ``retriever`` says which question words are common in the corpus
     (:func:`~evidence_lib.eval._reader.common_words`). Sets ``run.picked``. Any client of the three tools runs the same
     reading with its own ``call`` (``bench/bench_mcp_servers.py`` over MCP)."""
     near = excerpts([first])  # the text the locate showed (none where it shows offsets only)
@@ -363,6 +363,7 @@ def read_located(call: Call, run: Run, item: Mapping[str, Any], first: ToolMessa
         shown = _manifest_shown(call("search_evidence", {"query": item["question"][:MAX_QUERY_CHARS]}), profile)
     run.picked = choose(chooser, item, located, [*shown, *((x.doc_id, x.text) for x in near)])
     words = reader_words(item["question"], item["locate_term"])
+    common = common_words(retriever, words)
     readings = [read_document(call, item["locate_term"], doc_id, profile, words, counts.get(doc_id, 0),
                               [x for x in near if x.doc_id == doc_id], common) for doc_id in run.picked]
     read_where_evidence_is(readings, calls_left, answered)
